@@ -1,0 +1,43 @@
+"""Model registry: one name per architecture, used in config, rules, file paths and code.
+
+``build_model(name, vocab, **hparams)`` constructs a model; ``vocab`` is the list of token
+strings (index = token id; index 0 is ``<pad>``). Hyper-parameters per name:
+
+- ``lstm``            embedding_dim, hidden_size, num_layers=1, dropout=0.0
+- ``attention_lstm``  embedding_dim, hidden_size, cells=2, temperature_decay=0.9, dropout=0.0
+- ``assignment_lstm`` embedding_dim, hidden_size, cells=2, dropout=0.0 (Dyck map: type a -> cell 0,
+                      type b -> cell 1, specials -> cell 0)
+- ``dyck_rnn``        stack_depth (m), slot_dim=1, trainable_embedding=False
+- ``rnn``             embedding_dim, hidden_size, num_layers=1, dropout=0.0
+- ``mrnn``, ``mlstm`` embedding_dim, hidden_size, dropout=0.0
+- ``mmrnn``, ``mmlstm`` embedding_dim, hidden_size, num_layers=1, choices=4, dropout=0.0
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .base import RecurrentLM
+
+# name -> (module, class)
+REGISTRY: dict[str, tuple[str, str]] = {
+    "lstm": ("lstm", "LSTMLM"),
+    "attention_lstm": ("attention_lstm", "AttentionLSTMLM"),
+    "assignment_lstm": ("attention_lstm", "AssignmentLSTMLM"),
+    "dyck_rnn": ("dyck_rnn", "DyckRNN"),
+    "rnn": ("rnn", "RNNLM"),
+    "mrnn": ("multiplicative", "MRNNLM"),
+    "mlstm": ("multiplicative", "MLSTMLM"),
+    "mmrnn": ("multi_matrix", "MMRNNLM"),
+    "mmlstm": ("multi_matrix", "MMLSTMLM"),
+}
+
+MODEL_NAMES = tuple(REGISTRY)
+
+
+def build_model(name: str, vocab: list[str], **hparams) -> RecurrentLM:
+    """Construct the model called ``name`` over ``vocab`` with the given hyper-parameters."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(MODEL_NAMES)}")
+    module, cls = REGISTRY[name]
+    return getattr(import_module(f".{module}", __name__), cls)(vocab, **hparams)
