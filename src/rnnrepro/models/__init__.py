@@ -41,3 +41,24 @@ def build_model(name: str, vocab: list[str], **hparams) -> RecurrentLM:
         raise ValueError(f"unknown model {name!r}; known: {', '.join(MODEL_NAMES)}")
     module, cls = REGISTRY[name]
     return getattr(import_module(f".{module}", __name__), cls)(vocab, **hparams)
+
+
+def save_model(model: RecurrentLM, path, name: str, vocab: list[str], hparams: dict, **extra) -> None:
+    """Write a self-describing model file: enough to rebuild the model with ``load_model``."""
+    import torch
+
+    torch.save(
+        {"name": name, "vocab": vocab, "hparams": hparams, "state_dict": model.state_dict(), **extra},
+        path,
+    )
+
+
+def load_model(path, map_location: str = "cpu") -> tuple[RecurrentLM, dict]:
+    """Rebuild a model saved by ``save_model``; returns (model in eval mode, the saved record)."""
+    import torch
+
+    record = torch.load(path, map_location=map_location, weights_only=False)
+    model = build_model(record["name"], record["vocab"], **record["hparams"])
+    model.load_state_dict(record["state_dict"])
+    model.eval()
+    return model, record

@@ -1,0 +1,29 @@
+# Reproduction pipeline for recurrent LM papers with input-dependent transitions.
+# Targets: all (default), dyck. See README.md.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True
+
+
+rule dyck:
+    input:
+        dyck_targets(),
+
+
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"

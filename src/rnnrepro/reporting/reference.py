@@ -1,0 +1,29 @@
+"""Paper (reference) numbers: the only place where published results enter the suite.
+
+``paper_numbers.csv`` has one row per published number or claim, with columns
+paper, table, row, experiment, dataset, model, metric, value, comparison, source, note.
+``comparison`` is ``=`` for a reported value and ``<``, ``<=``, ``>=`` for a claimed bound.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+import pandas as pd
+
+COMPARISONS = ("=", "<", "<=", ">=")
+
+
+def load_reference(paper: str | None = None, table: str | None = None) -> pd.DataFrame:
+    """Reference rows, optionally restricted to one paper (e.g. ``seed000``) and table."""
+    path = files("rnnrepro.reporting") / "paper_numbers.csv"
+    with path.open(encoding="utf-8") as handle:
+        df = pd.read_csv(handle, dtype={"value": float}, keep_default_na=False)
+    unknown = set(df["comparison"]) - set(COMPARISONS)
+    if unknown:
+        raise ValueError(f"unknown comparison(s) in paper_numbers.csv: {sorted(unknown)}")
+    if paper is not None:
+        df = df[df["paper"] == paper]
+    if table is not None:
+        df = df[df["table"] == table]
+    return df.reset_index(drop=True)

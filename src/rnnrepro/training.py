@@ -1,0 +1,196 @@
+"""The one training loop: Adam, plateau LR decay, early stopping, best-model selection and
+per-epoch checkpoints that let a killed job resume with the same final numbers."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+HISTORY_COLUMNS = (
+    "epoch",
+    "train_loss",
+    "val_loss",
+    "val_ppl",
+    "val_wcpa",
+    "temperature",
+    "lr",
+    "seconds",
+)
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """A training procedure (config key ``training.<name>``)."""
+
+    lr: float
+    batch_size: int
+    max_epochs: int
+    early_stopping_patience: int
+    lr_decay: float | None = None  # multiply the LR by this on a validation plateau
+    lr_patience: int = 0  # epochs without improvement before decaying
+    grad_clip: float | None = None  # max gradient norm
+    stop_loss: float | None = None  # stop once the validation loss is below this
+
+    @classmethod
+    def from_dict(cls, settings: dict) -> TrainingSettings:
+        known = {f.name for f in fields(cls)}
+        unknown = set(settings) - known
+        if unknown:
+            raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
+        return cls(**settings)
+
+
+@dataclass
+class TrainingResult:
+    history: list[dict] = field(default_factory=list)
+    best_epoch: int = 0
+    best_loss: float = math.inf
+    seconds: float = 0.0
+    stopped_because: str = ""
+
+
+def select_device(name: str) -> torch.device:
+    """``auto`` picks CUDA when available, else CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed torch and make CPU kernels deterministic."""
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def save_atomic(obj, path: str | os.PathLike) -> None:
+    """``torch.save`` to a temporary file then rename: a partial file never looks complete."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def train(
+    model: nn.Module,
+    settings: TrainingSettings,
+    batches: Callable[[int], Iterable],
+    batch_loss: Callable[[nn.Module, object], tuple[torch.Tensor, int]],
+    evaluate: Callable[[nn.Module], dict],
+    checkpoint: str | os.PathLike,
+    digest: str,
+    log: Callable[[str], None] = print,
+) -> tuple[TrainingResult, dict]:
+    """Train ``model`` in place; return the result and the best state dict.
+
+    batches(epoch) yields the epoch's training batches (deterministic given the epoch);
+    batch_loss(model, batch) returns (summed loss, number of targets); evaluate(model) returns
+    validation metrics with at least ``loss`` (also ``ppl``, ``wcpa`` when defined). The
+    checkpoint file is rewritten after every epoch and resumed from when its ``digest`` (a hash of
+    everything that defines the run) matches; otherwise training starts afresh.
+    """
+    optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    scheduler = (
+        torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimizer, mode="min", factor=settings.lr_decay, patience=settings.lr_patience
+        )
+        if settings.lr_decay
+        else None
+    )
+    result = TrainingResult()
+    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    bad_epochs, start_epoch = 0, 0
+
+    checkpoint = Path(checkpoint)
+    if checkpoint.exists():
+        state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        if state.get("digest") == digest:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            if scheduler is not None:
+                scheduler.load_state_dict(state["scheduler"])
+            torch.set_rng_state(state["rng"])
+            result = state["result"]
+            best_state, bad_epochs = state["best_state"], state["bad_epochs"]
+            start_epoch = state["epoch"]
+            log(f"resuming from {checkpoint} after epoch {start_epoch}")
+            if state.get("finished"):
+                return result, best_state
+        else:
+            log(f"ignoring {checkpoint}: it belongs to different settings")
+
+    for epoch in range(start_epoch, settings.max_epochs):
+        started = time.perf_counter()
+        model.set_epoch(epoch)
+        model.train()
+        total, count = 0.0, 0
+        for batch in tqdm(batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False):
+            optimizer.zero_grad(set_to_none=True)
+            loss_sum, n = batch_loss(model, batch)
+            if n == 0:
+                continue
+            (loss_sum / n).backward()
+            if settings.grad_clip:
+                nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+            optimizer.step()
+            total += loss_sum.item()
+            count += n
+        model.eval()
+        with torch.no_grad():
+            val = evaluate(model)
+        seconds = time.perf_counter() - started
+        row = {
+            "epoch": epoch + 1,
+            "train_loss": total / max(count, 1),
+            "val_loss": val["loss"],
+            "val_ppl": val.get("ppl"),
+            "val_wcpa": val.get("wcpa"),
+            "temperature": getattr(model, "temperature", None),
+            "lr": optimizer.param_groups[0]["lr"],
+            "seconds": seconds,
+        }
+        result.history.append(row)
+        result.seconds += seconds
+        log(" ".join(f"{k}={v:.5g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+
+        if val["loss"] < result.best_loss:
+            result.best_loss, result.best_epoch, bad_epochs = val["loss"], epoch + 1, 0
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            bad_epochs += 1
+        if scheduler is not None:
+            scheduler.step(val["loss"])
+
+        if settings.stop_loss is not None and val["loss"] < settings.stop_loss:
+            result.stopped_because = f"validation loss below {settings.stop_loss:g}"
+        elif bad_epochs >= settings.early_stopping_patience:
+            result.stopped_because = f"no improvement for {bad_epochs} epochs"
+        elif epoch + 1 == settings.max_epochs:
+            result.stopped_because = f"reached max_epochs={settings.max_epochs}"
+        save_atomic(
+            {
+                "digest": digest,
+                "epoch": epoch + 1,
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                "rng": torch.get_rng_state(),
+                "result": result,
+                "best_state": best_state,
+                "bad_epochs": bad_epochs,
+                "finished": bool(result.stopped_because),
+            },
+            checkpoint,
+        )
+        if result.stopped_because:
+            break
+    log(f"stopped: {result.stopped_because}; best epoch {result.best_epoch}")
+    return result, best_state

@@ -1,0 +1,42 @@
+"""PABS and attention-heatmap data for a trained attention LSTM (seed 000 §5, MODELS §7.6-7.7).
+
+Example:
+    python src/scripts/analyse_attention.py --model model.pt --test test.txt \\
+        --out-angles pabs.csv --out-heatmap heat.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rnnrepro.models import load_model
+from rnnrepro.reporting.analysis import (
+    attention_heatmap,
+    final_training_epoch,
+    first_short_sequence,
+    principal_angles,
+    read_sequences,
+)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="model.pt of an attention_lstm run")
+    parser.add_argument("--test", required=True, help="test sequences, one per line")
+    parser.add_argument("--max-length", type=int, default=60, help="heatmap sequence length cap")
+    parser.add_argument("--out-angles", required=True)
+    parser.add_argument("--out-heatmap", required=True)
+    args = parser.parse_args(argv)
+
+    model, record = load_model(args.model)
+    principal_angles(model.recurrent_weight_matrices()).to_csv(args.out_angles, index=False)
+
+    model.set_epoch(final_training_epoch(record))  # soft weights at the last training temperature
+    sequence = first_short_sequence(read_sequences(args.test), args.max_length)
+    heat = attention_heatmap(model, record["vocab"], sequence)
+    heat.to_csv(args.out_heatmap, index=False)
+    print(f"temperature {model.temperature:.4g}; heatmap over {len(sequence)} tokens")
+
+
+if __name__ == "__main__":
+    main()

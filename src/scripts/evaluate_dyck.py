@@ -1,0 +1,64 @@
+"""Evaluate a trained Dyck model on validation and test: perplexity, LDPA per distance, WCPA."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+from rnnrepro.data import dyck
+from rnnrepro.evaluation.dyck import evaluate_dyck, ldpa_rows
+from rnnrepro.models import load_model
+from rnnrepro.training import select_device
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--history", required=True, help="training history (for the record)")
+    parser.add_argument("--val", required=True)
+    parser.add_argument("--test", required=True)
+    parser.add_argument("--reading", choices=["close", "stack"], default="close")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--out-metrics", required=True)
+    parser.add_argument("--out-ldpa", required=True)
+    args = parser.parse_args(argv)
+
+    device = select_device(args.device)
+    model, record = load_model(args.model)
+    model.to(device)
+    # Seed 000 tests the attention model with an "arbitrarily low" temperature: hard argmax.
+    if hasattr(model, "hard"):
+        model.hard = True
+    run = record["run"]
+    k, m = run["dyck"]["k"], run["dyck"]["m"]
+    metrics = {
+        "experiment": Path(args.model).parts[-5],
+        "dataset": Path(args.model).parts[-4],
+        "model": Path(args.model).parts[-3],
+        "seed": record["seed"],
+        "architecture": record["name"],
+        "params": record["params"],
+        "epochs": record["epochs"],
+        "best_epoch": record["best_epoch"],
+        "train_seconds": record["train_seconds"],
+        "stopped_because": record["stopped_because"],
+        "reading": args.reading,
+    }
+    rows = []
+    for split, path in (("val", args.val), ("test", args.test)):
+        seqs = dyck.read_sequences(path, k=k, m=m)
+        result = evaluate_dyck(model, seqs, record["vocab"], reading=args.reading, device=device)
+        metrics[split] = {"loss": result.loss, "ppl": result.ppl, "wcpa": result.wcpa}
+        rows += [{"split": split, **row} for row in ldpa_rows(result.ldpa)]
+        print(f"{split}: {metrics[split]}")
+    Path(args.out_metrics).write_text(json.dumps(metrics, indent=2) + "\n")
+    with open(args.out_ldpa, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["split", "distance", "correct", "total", "accuracy"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+# Config validation, target lists, input functions and wildcard constraints.
+
+import json
+import sys
+from pathlib import Path
+
+from snakemake.utils import validate
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+
+from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
+
+validate(config, schema="../schemas/config.schema.yaml")
+try:
+    cfg.check(config)
+except cfg.ConfigError as error:
+    raise WorkflowError(f"Invalid configuration: {error}") from None
+
+SCRIPTS = Path(workflow.basedir) / "src" / "scripts"
+RUNS = "results/runs/{experiment}/{dataset}/{model}/seed{seed}"
+DYCK_EXPERIMENTS = [
+    exp for exp, entry in config["experiments"].items() if "dyck" in entry["datasets"]
+]
+
+
+wildcard_constraints:
+    experiment="[a-z0-9_]+",
+    dataset="[a-z0-9_]+",
+    model="[a-z0-9_]+",
+    seed=r"\d+",
+    split="train|val|test",
+
+
+def run_files(name, runs):
+    """Paths of one per-run file for the given runs."""
+    return [f"results/runs/{run.path}/{name}" for run in runs]
+
+
+def run_params(wildcards):
+    """The run's resolved settings as JSON (a change reruns exactly the affected runs)."""
+    settings = cfg.run_config(config, wildcards.experiment, wildcards.dataset, wildcards.model)
+    return json.dumps(settings, sort_keys=True)
+
+
+def dyck_floors():
+    return [f"results/data/{d}/floor.json" for d in cfg.datasets(config, "seed000")]
+
+
+def attention_runs():
+    return cfg.runs(config, "seed000", "attention_lstm")
+
+
+def dyck_targets():
+    return [
+        "results/tables/seed000_table1.md",
+        "results/tables/seed001_table2_dyck.md",
+        "results/figures/seed000_fig2_ldpa.png",
+        "results/figures/seed000_fig3_val_wcpa.png",
+        "results/figures/seed000_fig4_pabs.png",
+        "results/figures/seed000_fig6_heatmap.png",
+    ]
+
+
+def all_targets():
+    return dyck_targets()

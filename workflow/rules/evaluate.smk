@@ -1,0 +1,23 @@
+# Evaluation of trained models and model analyses.
+
+
+rule evaluate_dyck:
+    input:
+        model=f"{RUNS}/model.pt",
+        history=f"{RUNS}/history.csv",
+        val="results/data/{dataset}/val.txt",
+        test="results/data/{dataset}/test.txt",
+    output:
+        metrics=f"{RUNS}/metrics.json",
+        ldpa=f"{RUNS}/ldpa.csv",
+    params:
+        reading=config["dyck"]["reading"],
+    log:
+        "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}.log",
+    wildcard_constraints:
+        dataset=r"dyck_m\d+",
+    shell:
+        "python {SCRIPTS}/evaluate_dyck.py --model {input.model} --history {input.history}"
+        " --val {input.val} --test {input.test} --reading {params.reading}"
+        " --device {config[device]} --out-metrics {output.metrics} --out-ldpa {output.ldpa}"
+        " > {log} 2>&1"
