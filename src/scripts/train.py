@@ -36,6 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--train", required=True, help="training sequences")
     parser.add_argument("--val", required=True, help="validation sequences")
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
     parser.add_argument("--checkpoint", required=True, help="resumable per-epoch checkpoint")
     parser.add_argument("--out-model", required=True)
     parser.add_argument("--out-history", required=True)
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     run = json.loads(args.run)
     settings = TrainingSettings.from_dict(run["training"])
     device = select_device(args.device)
+    torch.set_num_threads(args.threads)
     k, m = run["dyck"]["k"], run["dyck"]["m"]
     tokens = dyck.vocabulary(k)
     vocab = Vocabulary(tokens)

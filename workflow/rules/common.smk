@@ -42,12 +42,19 @@ def run_params(wildcards):
     return json.dumps(settings, sort_keys=True)
 
 
+DYCK_DATASETS = " ".join(cfg.datasets(config, "seed000"))
+
+# figure name -> (make_figure.py kind, per-run input file, runs it reads)
+FIGURE_INPUTS = {
+    "fig2_ldpa": ("ldpa", "ldpa.csv", cfg.runs(config, "seed000")),
+    "fig3_val_wcpa": ("val_wcpa", "history.csv", cfg.runs(config, "seed000")),
+    "fig4_pabs": ("pabs", "pabs.csv", cfg.runs(config, "seed000", "attention_lstm")),
+    "fig6_heatmap": ("heatmap", "heatmap.csv", cfg.runs(config, "seed000", "attention_lstm")),
+}
+
+
 def dyck_floors():
     return [f"results/data/{d}/floor.json" for d in cfg.datasets(config, "seed000")]
-
-
-def attention_runs():
-    return cfg.runs(config, "seed000", "attention_lstm")
 
 
 def dyck_targets():

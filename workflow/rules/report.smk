@@ -1,0 +1,82 @@
+# Analyses, tables and figures.
+
+
+rule analyse_attention:
+    input:
+        model=f"{RUNS}/model.pt",
+        test="results/data/{dataset}/test.txt",
+    output:
+        angles=f"{RUNS}/pabs.csv",
+        heatmap=f"{RUNS}/heatmap.csv",
+    log:
+        "results/logs/analyse/{experiment}/{dataset}/{model}/seed{seed}.log",
+    wildcard_constraints:
+        model="attention_lstm",
+    shell:
+        "python {SCRIPTS}/analyse_attention.py --model {input.model} --test {input.test}"
+        " --out-angles {output.angles} --out-heatmap {output.heatmap} > {log} 2>&1"
+
+
+rule table_seed000_table1:
+    input:
+        metrics=run_files("metrics.json", cfg.runs(config, "seed000")),
+        floors=dyck_floors(),
+    output:
+        csv="results/tables/seed000_table1.csv",
+        md=report(
+            "results/tables/seed000_table1.md",
+            caption="../report/seed000_table1.rst",
+            category="Seed 000",
+        ),
+    params:
+        tolerance=config["reporting"],
+    log:
+        "results/logs/tables/seed000_table1.log",
+    shell:
+        "python {SCRIPTS}/make_table.py --paper seed000 --table 'Table 1'"
+        " --metrics {input.metrics} --floors {input.floors}"
+        " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
+        " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
+        " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+
+
+rule table_seed001_dyck:
+    input:
+        metrics=run_files("metrics.json", cfg.runs(config, "seed001")),
+    output:
+        csv="results/tables/seed001_table2_dyck.csv",
+        md=report(
+            "results/tables/seed001_table2_dyck.md",
+            caption="../report/seed001_table2_dyck.rst",
+            category="Seed 001",
+        ),
+    params:
+        tolerance=config["reporting"],
+    log:
+        "results/logs/tables/seed001_table2_dyck.log",
+    shell:
+        "python {SCRIPTS}/make_table.py --paper seed001 --datasets {DYCK_DATASETS}"
+        " --metrics {input.metrics}"
+        " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
+        " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
+        " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+
+
+rule figure_seed000:
+    input:
+        lambda w: run_files(FIGURE_INPUTS[w.figure][1], FIGURE_INPUTS[w.figure][2]),
+    output:
+        report(
+            "results/figures/seed000_{figure}.png",
+            caption="../report/seed000_{figure}.rst",
+            category="Seed 000",
+        ),
+    params:
+        kind=lambda w: FIGURE_INPUTS[w.figure][0],
+    log:
+        "results/logs/figures/seed000_{figure}.log",
+    wildcard_constraints:
+        figure="|".join(FIGURE_INPUTS),
+    shell:
+        "python {SCRIPTS}/make_figure.py {params.kind} --inputs {input} --out {output}"
+        " > {log} 2>&1"
