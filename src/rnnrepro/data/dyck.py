@@ -22,7 +22,7 @@ import random
 import string
 import tempfile
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 SPECIALS = ["<pad>", "<start>", "<end>"]
@@ -79,7 +79,7 @@ def close_token_ids(vocab: Sequence[str]) -> list[int]:
     return [types.index(t) for t in range(k)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _choices(
     k: int, m: int, depth: int, top: int | None, can_end: bool
 ) -> tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...]]:
@@ -118,9 +118,7 @@ def _check_lengths(min_len: int, max_len: int) -> None:
         raise ValueError(f"no even length in [{min_len}, {max_len}]")
 
 
-def sample_sequence(
-    rng: random.Random, k: int, m: int, min_len: int, max_len: int
-) -> list[str]:
+def sample_sequence(rng: random.Random, k: int, m: int, min_len: int, max_len: int) -> list[str]:
     """Sample one sequence (no start/end tokens) with min_len <= length <= max_len."""
     _check_km(k, m)
     _check_lengths(min_len, max_len)
@@ -217,7 +215,9 @@ def sequence_log_prob(seq: Sequence[str], k: int, m: int, min_len: int) -> float
     stack: list[int] = []
     logp = 0.0
     for length, token in enumerate([*seq, END]):
-        logp += math.log(next_token_distribution(stack, length, k, m, min_len)[token])
+        top = stack[-1] if stack else None
+        tokens, probs, _ = _choices(k, m, len(stack), top, length >= min_len)
+        logp += math.log(probs[tokens.index(token)])
         if token != END:
             is_open, bracket_type = parse_bracket(token)
             if is_open:

@@ -48,7 +48,13 @@ def save_model(model: RecurrentLM, path, name: str, vocab: list[str], hparams: d
     import torch
 
     torch.save(
-        {"name": name, "vocab": vocab, "hparams": hparams, "state_dict": model.state_dict(), **extra},
+        {
+            "name": name,
+            "vocab": vocab,
+            "hparams": hparams,
+            "state_dict": model.state_dict(),
+            **extra,
+        },
         path,
     )
 

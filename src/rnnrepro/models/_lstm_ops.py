@@ -1,30 +1,40 @@
-"""Pointwise LSTM gate math for hand-written (fused) forward/backward recurrences.
+"""LSTM gate math for hand-written (fused) forward/backward recurrences.
 
-Models whose recurrence is an LSTM with an unusual recurrent term (several cells, multiplicative
-or multi-matrix transitions) run their time loop inside a ``torch.autograd.Function``: the
-forward loop keeps what the backward needs, and the backward loop walks time in reverse. This
-module holds the part that is the same for all of them: the gate nonlinearities and the
-cell update, and their derivatives.
+Models whose recurrence is an LSTM with an unusual recurrent term (several cells on one state,
+multiplicative or multi-matrix transitions) run their time loop inside a
+``torch.autograd.Function``. On CPU the cost of such a loop is the number of torch calls per
+step, so this module keeps both loops short:
 
-Layout. Fused kernels keep the gate pre-activations of one step as ``gates [B, 4, *, h]``:
-gate-major, in the order ``GATE_ORDER = (o, i, f, g)`` (the three sigmoid gates first, so one
-op activates them; ``i, f, g`` last, so one op scales them by the cell-state gradient). ``*``
-are optional extra dims, e.g. S parallel cells: ``[B, 4, S, h]``. Parameters stay in PyTorch's
-layout (cell-major blocks ``[i; f; g; o]``); ``fused_gate_index`` gives the row permutation from
-PyTorch's layout to the fused one (apply it to weights and biases before the time loop).
+- forward: ``lstm_pointwise_forward`` is 6 ``out=``/in-place ops writing into a work buffer
+  whose views (``gate_views``) are built once per sequence; the loop keeps only the
+  pre-activations, and the backward re-activates them in one batched op (``activate_gates``);
+- backward: everything that does not depend on the incoming gradient is precomputed for all
+  steps at once (``lstm_backward_coefficients``); per step, ``lstm_pointwise_backward`` is then
+  two ops that give the pre-activation gate gradients and the gradient to c_{t-1}.
 
-Per step (forward), given activated gates o, i, f, g and the previous cell state c_prev:
-    c = f * c_prev + i * g,   h = o * tanh(c).
-Backward, with dh, dc the gradients w.r.t. (h, c) of this step:
-    dc_total = dc + dh * o * (1 - tanh(c)^2)
-    dG_o = dh * tanh(c) * o(1-o),  dG_i = dc_total * g * i(1-i)
-    dG_f = dc_total * c_prev * f(1-f),  dG_g = dc_total * i * (1-g^2)
-    dc_prev = dc_total * f   (summed by the caller over whatever shares c_prev)
-Everything except the products with (dh, dc_total) is precomputed for all steps at once by
-``lstm_backward_factors``, leaving three small ops per step in ``lstm_pointwise_backward``.
+Views cost about as much as small ops, so loops should index only tensors that change per step
+and reuse fixed work buffers (with views built once) for the rest.
+
+Layout. Per step, gate pre-activations are ``[B, 4, S, h]``: gate-major in the order
+``GATE_ORDER = (o, i, f, g)`` (the sigmoid gates first, so one op activates them), then S
+cells that share the previous state (S = 1 for a plain LSTM: pass ``gates.unsqueeze(-2)``).
+Parameters stay in PyTorch's layout (cell blocks ``[W_i; W_f; W_g; W_o]``); index them with
+``fused_gate_index`` before the loop.
+
+Math (per cell s, weight w_s = α_s mixes the cells' new states; w_s = 1 without mixing):
+    c_s = f_s c_prev + i_s g_s,   h_s = o_s tanh(c_s),   h = Σ_s w_s h_s,   c = Σ_s w_s c_s
+Given dh, dc (gradients w.r.t. the mixed h, c), with q_s = o_s (1 - tanh(c_s)^2):
+    dc_s = w_s (dc + q_s dh)
+    dG_o = w_s dh tanh(c_s) σ'(o_s),  dG_i = dc_s g_s σ'(i_s)
+    dG_f = dc_s c_prev σ'(f_s),       dG_g = dc_s i_s (1 - g_s^2)
+    dc_prev = Σ_s f_s dc_s
+All of these are linear in (dh, dc) elementwise, so per step
+    [dG (4·S slots), dc_prev (1 slot)] = coef_c * dc + coef_h * dh      each [B, 4S+1, h].
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -49,57 +59,98 @@ def fused_gate_index(hidden_size: int, cells: int = 1) -> Tensor:
     return torch.cat(rows)
 
 
+class GateViews(NamedTuple):
+    """Views of one step's gates ``[B, 4, S, h]``."""
+
+    sigmoid: Tensor  # [B, 3, S, h]: o, i, f
+    o: Tensor  # [B, S, h]
+    i: Tensor
+    f: Tensor
+    g: Tensor
+
+
+def gate_views(gates: Tensor) -> GateViews:
+    """Views of one step's gates [B, 4, S, h]; build them once for a reused work buffer."""
+    o, i, f, g = gates.unbind(1)
+    return GateViews(gates[:, :3], o, i, f, g)
+
+
+def activate_gates(pre: Tensor) -> Tensor:
+    """Activated gates from pre-activations [..., 4, S, h] (sigmoid on o, i, f; tanh on g)."""
+    gates = torch.sigmoid(pre)
+    torch.tanh(pre[..., 3, :, :], out=gates[..., 3, :, :])
+    return gates
+
+
 def lstm_pointwise_forward(
-    gates: Tensor, c_prev: Tensor, c: Tensor, tanh_c: Tensor, h: Tensor
+    pre_sigmoid: Tensor,
+    pre_tanh: Tensor,
+    gates: GateViews,
+    c_prev: Tensor,
+    c: Tensor,
+    tanh_c: Tensor,
+    h: Tensor,
 ) -> None:
-    """One step of the LSTM pointwise update, written into preallocated outputs.
+    """One step of the LSTM cell update, into preallocated outputs.
 
-    gates:  [B, 4, *, h] pre-activations (``GATE_ORDER``); activated in place (kept for backward)
-    c_prev: broadcastable to [B, *, h]
-    c, tanh_c, h: [B, *, h] outputs (new cell state, its tanh, new hidden state)
+    pre_sigmoid: [B, 3, S, h] pre-activations of o, i, f;  pre_tanh: [B, S, h] of g
+    gates:  views of a work buffer [B, 4, S, h] that receives the activated gates
+    c_prev: [B, 1, h] (shared by the S cells) or [B, S, h]
+    c, tanh_c, h: [B, S, h] outputs: new cell states, their tanh, new hidden states
     """
-    sig, g = gates[:, :3], gates[:, 3]
-    sig.sigmoid_()
-    g.tanh_()
-    o, i, f = sig.unbind(1)
-    torch.mul(f, c_prev, out=c)
-    c.addcmul_(i, g)
+    torch.sigmoid(pre_sigmoid, out=gates.sigmoid)
+    torch.tanh(pre_tanh, out=gates.g)
+    torch.mul(gates.f, c_prev, out=c)
+    c.addcmul_(gates.i, gates.g)
     torch.tanh(c, out=tanh_c)
-    torch.mul(o, tanh_c, out=h)
+    torch.mul(gates.o, tanh_c, out=h)
 
 
-def lstm_backward_factors(gates: Tensor, c_prev: Tensor, tanh_c: Tensor) -> tuple[Tensor, Tensor]:
-    """Local derivatives of all steps at once (before the backward time loop).
+def lstm_backward_coefficients(
+    gates: Tensor, c_prev: Tensor, tanh_c: Tensor, weights: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
+    """Coefficients of the backward step for all steps at once (see the module docstring).
 
-    gates:  [T, B, 4, *, h] activated gates saved by the forward loop
-    c_prev: broadcastable to [T, B, *, h], cell state each step started from
-    tanh_c: [T, B, *, h] tanh of each step's new cell state
-    Returns (jac [T, B, 4, *, h], q [T, B, *, h]) with, per gate, the factor that multiplies
-    dh (gate o) or dc_total (gates i, f, g) to give the pre-activation gradient, and
-    q = o * (1 - tanh_c^2) (the factor from dh to the cell state).
+    gates:   [T, B, 4, S, h] activated gates (``activate_gates``)
+    c_prev:  [T, B, 1, h] or [T, B, S, h], cell state each step started from
+    tanh_c:  [T, B, S, h] tanh of the cells' new cell states
+    weights: [T, B, S] mixing weights of the cells (None: a single unmixed cell, S = 1)
+    Returns coef_c, coef_h, each [T, B, 4S+1, h], the factors of dc and dh: slots 0..4S-1 give
+    dG in the gates' layout (gate-major, ``GATE_ORDER``), slot 4S gives dc_prev.
     """
+    T, B, _, S, h = gates.shape
     o, i, f, g = gates.unbind(2)
-    jac = torch.empty_like(gates)
-    sig = gates[:, :, :3]
-    torch.mul(sig, sig, out=jac[:, :, :3])
-    torch.sub(sig, jac[:, :, :3], out=jac[:, :, :3])  # σ' = σ(1-σ) for o, i, f
-    jo, ji, jf, jg = jac.unbind(2)
-    jo.mul_(tanh_c)
-    ji.mul_(g)
-    jf.mul_(c_prev)
-    torch.addcmul(i, i * g, g, value=-1, out=jg)  # i * (1 - g^2)
-    q = torch.addcmul(o, o * tanh_c, tanh_c, value=-1)
-    return jac, q
+    coef_c = gates.new_empty(T, B, 4 * S + 1, h)
+    coef_h = gates.new_empty(T, B, 4 * S + 1, h)
+    jac_c = coef_c[:, :, : 4 * S].view(T, B, 4, S, h)
+    jac_h = coef_h[:, :, : 4 * S].view(T, B, 4, S, h)
+
+    d_sig = gates[:, :, :3] * (1 - gates[:, :, :3])  # σ' of o, i, f
+    jac_c[:, :, 0].zero_()
+    torch.mul(d_sig[:, :, 1], g, out=jac_c[:, :, 1])
+    torch.mul(d_sig[:, :, 2], c_prev, out=jac_c[:, :, 2])
+    torch.addcmul(i, i * g, g, value=-1, out=jac_c[:, :, 3])  # i (1 - g^2)
+    torch.mul(d_sig[:, :, 0], tanh_c, out=jac_h[:, :, 0])
+    forget = f
+    if weights is not None:
+        w = weights.unsqueeze(-1)  # [T, B, S, 1]
+        jac_h[:, :, 0].mul_(w)
+        jac_c[:, :, 1:].mul_(w.unsqueeze(2))
+        forget = f * w
+    q = torch.addcmul(o, o * tanh_c, tanh_c, value=-1)  # o (1 - tanh(c)^2)
+    torch.mul(jac_c[:, :, 1:], q.unsqueeze(2), out=jac_h[:, :, 1:])
+    torch.sum(forget, 2, out=coef_c[:, :, 4 * S])
+    torch.sum(forget * q, 2, out=coef_h[:, :, 4 * S])
+    return coef_c, coef_h
 
 
-def lstm_pointwise_backward(jac: Tensor, q: Tensor, dh: Tensor, dc: Tensor) -> None:
-    """One backward step, in place: turns ``jac`` into dL/d(pre-activation gates).
+def lstm_pointwise_backward(
+    coef_c: Tensor, coef_h: Tensor, dc: Tensor, dh: Tensor, out: Tensor
+) -> None:
+    """One backward step: out [B, 4S+1, h] = coef_c * dc + coef_h * dh (dc, dh [B, 1, h]).
 
-    jac: [B, 4, *, h] this step's factors from ``lstm_backward_factors``; becomes dG
-    q:   [B, *, h]    this step's q
-    dh, dc: [B, *, h] gradients w.r.t. this step's (h, c); ``dc`` becomes dc_total, so the
-            caller gets dc_prev as ``dc * f`` (f = activated forget gate).
+    ``out[:, :4S]`` is dL/d(pre-activation gates) of this step, ``out[:, 4S]`` the gradient
+    that flows to c_{t-1} through the cells (add it to whatever else reaches c_{t-1}).
     """
-    dc.addcmul_(dh, q)
-    jac[:, 1:].mul_(dc.unsqueeze(1))
-    jac[:, 0].mul_(dh)
+    torch.mul(coef_c, dc, out=out)
+    out.addcmul_(coef_h, dh)

@@ -24,8 +24,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._lstm_ops import (
+    activate_gates,
     fused_gate_index,
-    lstm_backward_factors,
+    gate_views,
+    lstm_backward_coefficients,
     lstm_pointwise_backward,
     lstm_pointwise_forward,
 )
@@ -40,76 +42,87 @@ class MixedLSTMFunction(torch.autograd.Function):
         alpha     [T, B, S]      mixture weights
         weight_hh [4·S·h, h]     recurrent weights of all cells
         h0, c0    [B, h]         initial state
-    Output: states [T, B, 2, h], the mixed (h_t, c_t) after every step.
+    Outputs: hs [T, B, h] (h_t after every step) and c_T [B, h].
+    Per step: forward 8 torch ops, backward 3. The forward keeps the gate pre-activations and
+    the mixed states; the backward rebuilds the rest in a few batched ops.
     """
 
     @staticmethod
     def forward(ctx, xw: Tensor, alpha: Tensor, weight_hh: Tensor, h0: Tensor, c0: Tensor):
         T, B, _ = xw.shape
         S, h = alpha.shape[2], weight_hh.shape[1]
-        states = xw.new_empty(T + 1, B, 2, h)  # mixed (h, c); states[0] = initial state
+        states = xw.new_empty(T + 1, B, 2, h)  # mixed (h_t, c_t); states[0] = initial state
         states[0, :, 0] = h0
         states[0, :, 1] = c0
-        gates = xw.new_empty(T, B, 4, S, h)  # activated gates, kept for backward
-        cells = xw.new_empty(T, B, S, 2, h)  # per-cell (h^(s), c^(s))
-        tanh_c = xw.new_empty(T, B, S, h)
+        pre = xw.clone()  # gate pre-activations, completed step by step: [T, B, 4·S·h]
+        pre_5d = pre.view(T, B, 4, S, h)
+        # work buffers of one step, with their views built once
+        gates = gate_views(xw.new_empty(B, 4, S, h))
+        cells = xw.new_empty(B, S, 2, h)  # per-cell (h^(s), c^(s))
+        cells_h, cells_c, cells_2d = cells[:, :, 0], cells[:, :, 1], cells.view(B, S, 2 * h)
+        tanh_c = xw.new_empty(B, S, h)
 
-        # per-step views, built once (indexing inside the loop costs more than the math)
-        xw_t = xw.unbind(0)
-        alpha_t = alpha.unsqueeze(2).unbind(0)  # [B, 1, S]
-        h_prev = states[:-1, :, 0].unbind(0)  # [B, h]
-        c_prev = states[:-1, :, 1].unsqueeze(2).unbind(0)  # [B, 1, h], broadcast over cells
-        mixed = states[1:].view(T, B, 1, 2 * h).unbind(0)
-        gates_t = gates.unbind(0)
-        gates_2d = gates.view(T, B, 4 * S * h).unbind(0)
-        cells_h, cells_c = (cells[:, :, :, k].unbind(0) for k in range(2))
-        cells_2d = cells.view(T, B, S, 2 * h).unbind(0)
-        tanh_t = tanh_c.unbind(0)
+        steps = zip(
+            pre.unbind(0),
+            pre_5d[:, :, :3].unbind(0),
+            pre_5d[:, :, 3].unbind(0),
+            states[:-1, :, 0].unbind(0),  # h_{t-1} [B, h]
+            states[:-1, :, 1].unsqueeze(2).unbind(0),  # c_{t-1} [B, 1, h], shared by the cells
+            alpha.unsqueeze(2).unbind(0),  # [B, 1, S]
+            states[1:].view(T, B, 1, 2 * h).unbind(0),
+            strict=True,
+        )
         w_t = weight_hh.t()
-        for t in range(T):
-            torch.addmm(xw_t[t], h_prev[t], w_t, out=gates_2d[t])
-            lstm_pointwise_forward(gates_t[t], c_prev[t], cells_c[t], tanh_t[t], cells_h[t])
-            torch.bmm(alpha_t[t], cells_2d[t], out=mixed[t])  # [B, 1, 2h]
+        for pre_t, pre_sigmoid, pre_tanh, h_prev, c_prev, a, mixed in steps:
+            pre_t.addmm_(h_prev, w_t)  # [B, 4·S·h]
+            lstm_pointwise_forward(pre_sigmoid, pre_tanh, gates, c_prev, cells_c, tanh_c, cells_h)
+            torch.bmm(a, cells_2d, out=mixed)  # Σ_s α_s (h^(s), c^(s)): [B, 1, 2h]
 
-        ctx.save_for_backward(alpha, weight_hh, states, gates, cells, tanh_c)
-        return states[1:]
+        ctx.save_for_backward(alpha, weight_hh, states, pre)
+        return states[1:, :, 0], states[-1, :, 1]
 
     @staticmethod
-    def backward(ctx, d_out: Tensor):
-        alpha, weight_hh, states, gates, cells, tanh_c = ctx.saved_tensors
-        T, B, _, S, h = gates.shape
-        # jac becomes dL/d(pre-activation gates) in place, step by step
-        jac, q = lstm_backward_factors(gates, states[:-1, :, 1].unsqueeze(2), tanh_c)
-        forget = gates[:, :, 2]  # [T, B, S, h]
-        d_states = torch.cat([d_out.new_zeros(1, B, 2, h), d_out])  # grads w.r.t. states[t]
-        d_alpha = torch.empty_like(alpha) if ctx.needs_input_grad[1] else None
+    def backward(ctx, d_hs: Tensor, d_c_last: Tensor):
+        alpha, weight_hh, states, pre = ctx.saved_tensors
+        T, B, S, h = *alpha.shape, weight_hh.shape[1]
+        K = 4 * S + 1  # gradient slots per step: 4·S gates, then dc_{t-1}
+        gates = activate_gates(pre.view(T, B, 4, S, h))
+        o, i, f, g = gates.unbind(2)
+        c_prev = states[:-1, :, 1].unsqueeze(2)  # [T, B, 1, h]
+        cells = torch.stack([f * c_prev + i * g, torch.empty_like(f)], dim=3)  # [T, B, S, 2, h]
+        c_s, h_s = cells.unbind(3)  # order (c, h), as in d below
+        tanh_c = torch.tanh(c_s)
+        torch.mul(o, tanh_c, out=h_s)
+        coef_c, coef_h = lstm_backward_coefficients(gates, c_prev, tanh_c, alpha)
+        del gates, o, i, f, g, tanh_c
 
-        d_cells = d_out.new_empty(B, S, 2, h)  # per-cell (dh^(s), dc^(s)) of the current step
-        dh_s, dc_s = d_cells.unbind(2)
-        dc_f = d_out.new_empty(B, S, h)
-        ones = d_out.new_ones(B, 1, S)
-        d_cells_2d = d_cells.view(B, S, 2 * h)
-        d_next = d_states[1:].view(T, B, 2 * h).unbind(0)
-        dh_prev = d_states[:-1, :, 0].unbind(0)  # [B, h]
-        dc_prev = d_states[:-1, :, 1].unsqueeze(1).unbind(0)  # [B, 1, h]
-        alpha_t = alpha.unsqueeze(3).unbind(0)  # [B, S, 1]
-        cells_2d = cells.view(T, B, S, 2 * h).unbind(0)
-        d_alpha_t = d_alpha.unsqueeze(3).unbind(0) if d_alpha is not None else None
-        jac_t, jac_2d = jac.unbind(0), jac.view(T, B, 4 * S * h).unbind(0)
-        q_t, forget_t = q.unbind(0), forget.unbind(0)
-        for t in reversed(range(T)):
-            d = d_next[t]  # [B, 2h]
-            if d_alpha_t is not None:
-                torch.bmm(cells_2d[t], d.unsqueeze(2), out=d_alpha_t[t])
-            torch.bmm(alpha_t[t], d.unsqueeze(1), out=d_cells_2d)
-            lstm_pointwise_backward(jac_t[t], q_t[t], dh_s, dc_s)
-            torch.mul(dc_s, forget_t[t], out=dc_f)
-            dh_prev[t].addmm_(jac_2d[t], weight_hh)
-            dc_prev[t].baddbmm_(ones, dc_f)  # sum over cells
+        # grads[t] = [dG of step t (4S slots) | dc_{t-1} | dh_{t-1}]  [T+1, B, K+1, h];
+        # the dh slots start with dL/dh_{t-1} from the outputs, the dc slots are overwritten
+        grads = d_hs.new_empty(T + 1, B, K + 1, h)
+        grads[0, :, K] = 0
+        grads[1:, :, K] = d_hs
+        grads[T, :, K - 1] = d_c_last
+        steps = zip(
+            coef_c.unbind(0),
+            coef_h.unbind(0),
+            grads[1:, :, K - 1 : K].unbind(0),  # dc_t [B, 1, h]
+            grads[1:, :, K:].unbind(0),  # dh_t [B, 1, h]
+            grads[:-1, :, :K].unbind(0),  # [dG_t, dc_{t-1}]
+            grads[:-1, :, : K - 1].flatten(2).unbind(0),  # dG_t [B, 4·S·h]
+            grads[:-1, :, K].unbind(0),  # dh_{t-1} [B, h]
+            strict=True,
+        )
+        for cc, ch, dc, dh, out, d_gates, dh_prev in reversed(list(steps)):
+            lstm_pointwise_backward(cc, ch, dc, dh, out)
+            dh_prev.addmm_(d_gates, weight_hh)
 
-        d_xw = jac.view(T, B, 4 * S * h)
+        d_xw = grads[:-1, :, : K - 1].reshape(T, B, 4 * S * h)
         d_weight = d_xw.view(T * B, -1).t() @ states[:-1, :, 0].reshape(T * B, h)
-        return d_xw, d_alpha, d_weight, d_states[0, :, 0], d_states[0, :, 1]
+        d_alpha = None
+        if ctx.needs_input_grad[1]:  # dα_{t,s} = (c^(s), h^(s)) · (dc_t, dh_t)
+            d_states = grads[1:, :, K - 1 :].reshape(T * B, 2 * h, 1)
+            d_alpha = torch.bmm(cells.view(T * B, S, 2 * h), d_states).view(T, B, S)
+        return d_xw, d_alpha, d_weight, grads[0, :, K], grads[0, :, K - 1]
 
 
 class _MixedLSTMLM(RecurrentLM):
@@ -158,9 +171,9 @@ class _MixedLSTMLM(RecurrentLM):
             state = (x.new_zeros(B, self.hidden_size), x.new_zeros(B, self.hidden_size))
         idx = self.gate_index
         xw = torch.addmm(self.bias[idx], x.view(T * B, -1), self.weight_ih[idx].t())
-        states = MixedLSTMFunction.apply(xw.view(T, B, -1), alpha, self.weight_hh[idx], *state)
-        logits = self.decoder(self.dropout(states[:, :, 0]))  # [T, B, V]
-        return logits, (states[-1, :, 0], states[-1, :, 1])
+        hs, c = MixedLSTMFunction.apply(xw.view(T, B, -1), alpha, self.weight_hh[idx], *state)
+        logits = self.decoder(self.dropout(hs))  # [T, B, V]
+        return logits, (hs[-1], c)
 
     def recurrent_weight_matrices(self) -> list[Tensor]:
         """Each cell's recurrent weights W_hh^(s) [4h, h] (all four gates), for PABS (§7.6)."""

@@ -24,7 +24,11 @@ class LSTMLM(RecurrentLM):
     ):
         super().__init__()
         V = len(vocab)
-        self.embedding_dim, self.hidden_size, self.num_layers = embedding_dim, hidden_size, num_layers
+        self.embedding_dim, self.hidden_size, self.num_layers = (
+            embedding_dim,
+            hidden_size,
+            num_layers,
+        )
         self.encoder = nn.Embedding(V, embedding_dim)
         self.embedding_dropout = nn.Dropout(embedding_dropout)
         self.rnn = nn.LSTM(embedding_dim, hidden_size, num_layers)

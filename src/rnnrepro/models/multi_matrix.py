@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
-from .multiplicative import CellGrad, cell_step
+from .multiplicative import cell_step, cell_step_backward
 from .rnn import EmbeddingLM, uniform_
 
 
@@ -60,15 +60,17 @@ class MultiMatrixRecurrence(torch.autograd.Function):
         choices, w_vh, w_vv, hs, vs, cs, acts = ctx.saved_tensors
         G, K, n = choices.shape[:3]
         T, B = grad_h.shape[:2]
-        cell = CellGrad(hs, cs, acts)
-        w_t = choices.transpose(1, 2).reshape(G, n, K * n)  # w_t[g][i, k·n + j] = W_g[k][i, j]
+        # w_t[g] = [W_g[1]^T; ...; W_g[K]^T] [K·n, n] (bmm is fastest with it transposed)
+        w_t = choices.transpose(2, 3).reshape(G, K * n, n)
         w_z = torch.cat((w_vh, w_vv), 1)  # [G·K, n + G·K]: z's weights on [h; v]
         d_pre = hs.new_empty(T, B, G * n)
         d_z = vs.new_empty(T, B, G * K)
         dh, dv, dc = torch.zeros_like(hs[0]), grad_v, grad_c
         for t in reversed(range(T)):
-            dc = cell.step(t, grad_h[t] + dh, dc, out=d_pre[t])
-            p = torch.bmm(d_pre[t].view(B, G, n).transpose(0, 1), w_t).view(G, B, K, n)  # W^T ∂pre
+            dc = cell_step_backward(t, grad_h[t] + dh, dc, hs, cs, acts, out=d_pre[t])
+            p = torch.bmm(d_pre[t].view(B, G, n).transpose(0, 1), w_t.mT).view(
+                G, B, K, n
+            )  # W^T ∂pre
             v = vs[t + 1].view(B, G, K)
             dv = dv.view(B, G, K) + (p @ hs[t].view(1, B, n, 1)).view(G, B, K).transpose(0, 1)
             dz = torch.mul(v, dv - (dv * v).sum(-1, keepdim=True), out=d_z[t].view(B, G, K))
@@ -125,7 +127,9 @@ class MultiMatrixLayer(nn.Module):
 class MultiMatrixRNN(nn.Module):
     """Stack of multi-matrix layers; layer l > 1 reads layer l-1's h. State: tuple per layer."""
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int, choices: int, lstm: bool):
+    def __init__(
+        self, input_size: int, hidden_size: int, num_layers: int, choices: int, lstm: bool
+    ):
         super().__init__()
         self.layers = nn.ModuleList(
             MultiMatrixLayer(input_size if i == 0 else hidden_size, hidden_size, choices, lstm)

@@ -20,6 +20,10 @@ from torch.autograd.function import once_differentiable
 
 from .rnn import EmbeddingLM, uniform_
 
+# grad * (1 - y^2) and grad * y * (1 - y) from the outputs y (``grad_input=`` is the out argument)
+tanh_backward = torch.ops.aten.tanh_backward
+sigmoid_backward = torch.ops.aten.sigmoid_backward
+
 
 def cell_step(pre: Tensor, t: int, hs: Tensor, cs: Tensor | None, acts: Tensor | None) -> None:
     """Output nonlinearity of step t, writing h_t into hs[t + 1] (and c_t, gate activations).
@@ -39,31 +43,29 @@ def cell_step(pre: Tensor, t: int, hs: Tensor, cs: Tensor | None, acts: Tensor |
     torch.mul(o, torch.tanh(cs[t + 1]), out=hs[t + 1])
 
 
-class CellGrad:
-    """Backward of ``cell_step``: local derivatives are precomputed for all steps at once."""
-
-    def __init__(self, hs: Tensor, cs: Tensor | None, acts: Tensor | None):
-        self.lstm = cs is not None
-        if not self.lstm:
-            self.d_act = 1 - hs[1:] ** 2  # [T, B, n]: tanh'
-            return
-        n = hs.shape[-1]
-        i, f, o, g = acts.chunk(4, -1)  # [T, B, n] each
-        tanh_c = torch.tanh(cs[1:])
-        sig = acts[..., : 3 * n]
-        self.f = f
-        self.d_c = o * (1 - tanh_c**2)  # ∂h_t/∂c_t
-        # ∂pre = d_act ⊙ [∂c, ∂c, ∂h, ∂c] (gates i, f, o, g)
-        self.d_act = torch.cat((g, cs[:-1], tanh_c, i), -1) * torch.cat((sig * (1 - sig), 1 - g * g), -1)
-
-    def step(self, t: int, dh: Tensor, dc: Tensor | None, out: Tensor) -> Tensor | None:
-        """Write ∂pre_t [B, G·n] into ``out`` from ∂h_t (and ∂c_t from later steps); return ∂c_{t-1}."""
-        if not self.lstm:
-            torch.mul(dh, self.d_act[t], out=out)
-            return None
-        dc = torch.addcmul(dc, dh, self.d_c[t])
-        torch.mul(torch.cat((dc, dc, dh, dc), 1), self.d_act[t], out=out)
-        return dc * self.f[t]
+def cell_step_backward(
+    t: int,
+    dh: Tensor,
+    dc: Tensor | None,
+    hs: Tensor,
+    cs: Tensor | None,
+    acts: Tensor | None,
+    out: Tensor,
+) -> Tensor | None:
+    """Backward of ``cell_step``: write ∂pre_t [B, G·n] into ``out`` given ∂h_t (and, for the
+    LSTM, ∂c_t from later steps); return ∂c_{t-1} (None for the RNN)."""
+    if cs is None:
+        tanh_backward(dh, hs[t + 1], grad_input=out)
+        return None
+    n = hs.shape[-1]
+    act = acts[t]
+    i, f, o, g = act.chunk(4, 1)
+    tanh_c = torch.tanh(cs[t + 1])
+    dc = dc + tanh_backward(dh * o, tanh_c)
+    d_act = torch.cat((dc, dc, dh, dc), 1) * torch.cat((g, cs[t], tanh_c, i), 1)  # ∂(i, f, o, g)
+    sigmoid_backward(d_act[:, : 3 * n], act[:, : 3 * n], grad_input=out[:, : 3 * n])
+    tanh_backward(d_act[:, 3 * n :], g, grad_input=out[:, 3 * n :])
+    return dc * f
 
 
 class MultiplicativeRecurrence(torch.autograd.Function):
@@ -95,12 +97,11 @@ class MultiplicativeRecurrence(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad_h, grad_c=None):
         x_m, w_hm, hs, ms, cs, acts = ctx.saved_tensors
-        cell = CellGrad(hs, cs, acts)
         d_pre = hs.new_empty(*x_m.shape[:2], w_hm.shape[0])  # [T, B, G·n]
         d_m = torch.empty_like(x_m)
         dh, dc = torch.zeros_like(hs[0]), grad_c
         for t in reversed(range(len(x_m))):
-            dc = cell.step(t, grad_h[t] + dh, dc, out=d_pre[t])
+            dc = cell_step_backward(t, grad_h[t] + dh, dc, hs, cs, acts, out=d_pre[t])
             dh = torch.mm(d_pre[t], w_hm, out=d_m[t]) * x_m[t]
         d_w = d_pre.flatten(0, 1).t() @ ms.flatten(0, 1)
         return d_pre, d_m * hs[:-1], dh, dc, d_w
@@ -118,7 +119,9 @@ class MultiplicativeRNN(nn.Module):
         gates = 4 if lstm else 1
         self.input = nn.Linear(input_size, gates * hidden_size)  # W_hx, b
         self.input_m = nn.Linear(input_size, hidden_size, bias=False)  # W_mx
-        self.weight_hm = nn.Parameter(uniform_(torch.empty(gates * hidden_size, hidden_size), hidden_size))
+        self.weight_hm = nn.Parameter(
+            uniform_(torch.empty(gates * hidden_size, hidden_size), hidden_size)
+        )
 
     def forward(self, x: Tensor, state=None) -> tuple[Tensor, Tensor | tuple[Tensor, Tensor]]:
         if state is None:
@@ -133,7 +136,9 @@ class MultiplicativeRNN(nn.Module):
 class MRNNLM(EmbeddingLM):
     """mRNN language model (h = m); state h [B, h]."""
 
-    def __init__(self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float = 0.0):
+    def __init__(
+        self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float = 0.0
+    ):
         super().__init__(vocab, embedding_dim, hidden_size, dropout)
         self.rnn = MultiplicativeRNN(embedding_dim, hidden_size, lstm=False)
 
@@ -141,6 +146,8 @@ class MRNNLM(EmbeddingLM):
 class MLSTMLM(EmbeddingLM):
     """mLSTM language model (h = m); state (h, c), each [B, h]."""
 
-    def __init__(self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float = 0.0):
+    def __init__(
+        self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float = 0.0
+    ):
         super().__init__(vocab, embedding_dim, hidden_size, dropout)
         self.rnn = MultiplicativeRNN(embedding_dim, hidden_size, lstm=True)

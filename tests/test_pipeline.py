@@ -1,0 +1,93 @@
+"""The whole Dyck DAG at smoke scale through Snakemake, in a scratch directory."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from pipeline_utils import base_config, run_snakemake
+
+pytestmark = pytest.mark.slow
+
+
+def smoke_config() -> dict:
+    config = base_config()
+    config["scale"] = "smoke"
+    return config
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("smoke")
+    run_snakemake(workdir, smoke_config(), "dyck")
+    return workdir
+
+
+def test_tables_hold_paper_and_reproduced_numbers(smoke_run):
+    table = pd.read_csv(smoke_run / "results/tables/seed000_table1.csv")
+    assert {"paper", "mean", "n_seeds", "delta", "floor", "verdict"} <= set(table.columns)
+    smoke_datasets = {"dyck_m4", "dyck_m6"}
+    ran = table[table["dataset"].isin(smoke_datasets)]
+    assert len(ran) > 0 and (ran["n_seeds"] == 1).all()
+    assert set(table.loc[~table["dataset"].isin(smoke_datasets), "verdict"]) == {"missing"}
+    assert ran.loc[ran["metric"] == "test_ppl", "paper"].tolist()  # paper numbers present
+    for _, row in ran[ran["metric"].str.endswith("_ppl")].iterrows():
+        # A perplexity is finite, above the generator floor and at most the vocabulary size.
+        assert row["floor"] <= row["mean"] < 7, row.to_dict()
+    for _, row in ran[ran["metric"].str.endswith("_wcpa")].iterrows():
+        assert 0.0 <= row["mean"] <= 1.0
+    assert (smoke_run / "results/tables/seed000_table1.md").read_text().count("|") > 20
+    seed001 = pd.read_csv(smoke_run / "results/tables/seed001_table2_dyck.csv")
+    assert (seed001.loc[seed001["dataset"].isin(smoke_datasets), "verdict"] != "missing").all()
+
+
+def test_run_outputs_are_complete_and_consistent(smoke_run):
+    run = smoke_run / "results/runs/seed000/dyck_m4/attention_lstm/seed1"
+    metrics = json.loads((run / "metrics.json").read_text())
+    history = pd.read_csv(run / "history.csv")
+    assert metrics["epochs"] == len(history) == 2
+    assert metrics["params"]["recurrent"] > 0
+    assert math.isfinite(metrics["test"]["ppl"]) and 0 <= metrics["test"]["wcpa"] <= 1
+    assert history["temperature"].tolist() == pytest.approx([1.0, 0.9])
+    ldpa = pd.read_csv(run / "ldpa.csv")
+    assert set(ldpa["split"]) == {"val", "test"}
+    assert (ldpa["correct"] <= ldpa["total"]).all()
+    floor = json.loads((smoke_run / "results/data/dyck_m4/floor.json").read_text())
+    assert set(floor) == {"train", "val", "test"} and all(f > 1 for f in floor.values())
+    dyck_rnn = json.loads(
+        (smoke_run / "results/runs/seed001/dyck_m4/dyck_rnn/seed1/metrics.json").read_text()
+    )
+    assert dyck_rnn["test"]["ppl"] is None and dyck_rnn["params"]["total"] == 5
+
+
+def test_figures_are_pngs(smoke_run):
+    for name in ("fig2_ldpa", "fig3_val_wcpa", "fig4_pabs", "fig6_heatmap"):
+        data = (smoke_run / f"results/figures/seed000_{name}.png").read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_second_run_executes_nothing(smoke_run):
+    proc = run_snakemake(smoke_run, smoke_config(), "dyck", "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_changing_one_model_reruns_only_its_jobs(smoke_run):
+    config = smoke_config()
+    config["experiments"]["seed000"]["models"]["lstm"]["hparams"]["embedding_dim"] = 31
+    proc = run_snakemake(smoke_run, config, "dyck", "-n", "--quiet", "rules")
+    out = proc.stdout + proc.stderr
+    stats = dict(
+        line.split()[:2]
+        for line in out.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit()
+    )
+    assert stats.get("train") == "2", out  # seed000 lstm on m4 and m6 only
+    assert stats.get("evaluate_dyck") == "2", out
+    assert "dyck_data" not in stats
+
+
+def test_report_builds(smoke_run):
+    run_snakemake(smoke_run, smoke_config(), "dyck", "--report", "report.html")
+    assert (smoke_run / "report.html").stat().st_size > 10_000
