@@ -5,9 +5,8 @@ multiplicative or multi-matrix transitions) run their time loop inside a
 ``torch.autograd.Function``. On CPU the cost of such a loop is the number of torch calls per
 step, so this module keeps both loops short:
 
-- forward: ``lstm_pointwise_forward`` is 6 ``out=``/in-place ops writing into a work buffer
-  whose views (``gate_views``) are built once per sequence; the loop keeps only the
-  pre-activations, and the backward re-activates them in one batched op (``activate_gates``);
+- forward: ``lstm_pointwise_forward`` is 6 ``out=``/in-place ops on a work buffer whose views
+  (``gate_views``) are built once per sequence;
 - backward: everything that does not depend on the incoming gradient is precomputed for all
   steps at once (``lstm_backward_coefficients``); per step, ``lstm_pointwise_backward`` is then
   two ops that give the pre-activation gate gradients and the gradient to c_{t-1}.
@@ -75,31 +74,17 @@ def gate_views(gates: Tensor) -> GateViews:
     return GateViews(gates[:, :3], o, i, f, g)
 
 
-def activate_gates(pre: Tensor) -> Tensor:
-    """Activated gates from pre-activations [..., 4, S, h] (sigmoid on o, i, f; tanh on g)."""
-    gates = torch.sigmoid(pre)
-    torch.tanh(pre[..., 3, :, :], out=gates[..., 3, :, :])
-    return gates
-
-
 def lstm_pointwise_forward(
-    pre_sigmoid: Tensor,
-    pre_tanh: Tensor,
-    gates: GateViews,
-    c_prev: Tensor,
-    c: Tensor,
-    tanh_c: Tensor,
-    h: Tensor,
+    gates: GateViews, c_prev: Tensor, c: Tensor, tanh_c: Tensor, h: Tensor
 ) -> None:
     """One step of the LSTM cell update, into preallocated outputs.
 
-    pre_sigmoid: [B, 3, S, h] pre-activations of o, i, f;  pre_tanh: [B, S, h] of g
-    gates:  views of a work buffer [B, 4, S, h] that receives the activated gates
+    gates:  views of this step's pre-activations [B, 4, S, h]; activated in place
     c_prev: [B, 1, h] (shared by the S cells) or [B, S, h]
     c, tanh_c, h: [B, S, h] outputs: new cell states, their tanh, new hidden states
     """
-    torch.sigmoid(pre_sigmoid, out=gates.sigmoid)
-    torch.tanh(pre_tanh, out=gates.g)
+    gates.sigmoid.sigmoid_()
+    gates.g.tanh_()
     torch.mul(gates.f, c_prev, out=c)
     c.addcmul_(gates.i, gates.g)
     torch.tanh(c, out=tanh_c)
@@ -111,7 +96,7 @@ def lstm_backward_coefficients(
 ) -> tuple[Tensor, Tensor]:
     """Coefficients of the backward step for all steps at once (see the module docstring).
 
-    gates:   [T, B, 4, S, h] activated gates (``activate_gates``)
+    gates:   [T, B, 4, S, h] activated gates
     c_prev:  [T, B, 1, h] or [T, B, S, h], cell state each step started from
     tanh_c:  [T, B, S, h] tanh of the cells' new cell states
     weights: [T, B, S] mixing weights of the cells (None: a single unmixed cell, S = 1)
@@ -122,23 +107,22 @@ def lstm_backward_coefficients(
     o, i, f, g = gates.unbind(2)
     coef_c = gates.new_empty(T, B, 4 * S + 1, h)
     coef_h = gates.new_empty(T, B, 4 * S + 1, h)
-    jac_c = coef_c[:, :, : 4 * S].view(T, B, 4, S, h)
-    jac_h = coef_h[:, :, : 4 * S].view(T, B, 4, S, h)
-
-    d_sig = gates[:, :, :3] * (1 - gates[:, :, :3])  # σ' of o, i, f
-    jac_c[:, :, 0].zero_()
-    torch.mul(d_sig[:, :, 1], g, out=jac_c[:, :, 1])
-    torch.mul(d_sig[:, :, 2], c_prev, out=jac_c[:, :, 2])
-    torch.addcmul(i, i * g, g, value=-1, out=jac_c[:, :, 3])  # i (1 - g^2)
-    torch.mul(d_sig[:, :, 0], tanh_c, out=jac_h[:, :, 0])
+    jac = coef_h[:, :, : 4 * S].view(T, B, 4, S, h)  # built in place, then split into c / h
+    # each gate's partner in the cell update (o-tanh(c), i-g, f-c_prev, g-i) times its slope
+    torch.stack([tanh_c, g, c_prev.expand_as(f), i], dim=2, out=jac)
+    slope = gates * gates
+    torch.sub(gates, slope, out=slope)  # σ' = σ - σ² for o, i, f
+    torch.mul(g, g, out=slope[:, :, 3]).neg_().add_(1)  # tanh' = 1 - g² for g
+    jac.mul_(slope)
     forget = f
     if weights is not None:
-        w = weights.unsqueeze(-1)  # [T, B, S, 1]
-        jac_h[:, :, 0].mul_(w)
-        jac_c[:, :, 1:].mul_(w.unsqueeze(2))
+        w = weights.unsqueeze(-1).expand_as(f).contiguous()  # [T, B, S, h]
+        jac.mul_(w.unsqueeze(2))
         forget = f * w
-    q = torch.addcmul(o, o * tanh_c, tanh_c, value=-1)  # o (1 - tanh(c)^2)
-    torch.mul(jac_c[:, :, 1:], q.unsqueeze(2), out=jac_h[:, :, 1:])
+    q = (1 - tanh_c * tanh_c).mul_(o)  # dc_s/dh through h_s = o tanh(c_s)
+    coef_c[:, :, :S] = 0  # gate o does not see dc
+    coef_c[:, :, S : 4 * S] = coef_h[:, :, S : 4 * S]
+    coef_h[:, :, S : 4 * S].view(T, B, 3, S, h).mul_(q.unsqueeze(2))
     torch.sum(forget, 2, out=coef_c[:, :, 4 * S])
     torch.sum(forget * q, 2, out=coef_h[:, :, 4 * S])
     return coef_c, coef_h

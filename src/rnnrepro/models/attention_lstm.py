@@ -10,6 +10,9 @@ combination of the cells' outputs, with weights α_t ∈ R^S per token:
   ``hard = True`` α_t = onehot(argmax V_att x_t) (τ → 0, used at test time).
 - ``AssignmentLSTMLM``: α_t = onehot(cell(x_t)) for a fixed token -> cell map.
 
+Choices where the paper is silent: the attention reads the same (dropped-out) embedding x_t as
+the cells; each cell has one bias vector per gate; state = (h [B, h], c [B, h]).
+
 The recurrence runs in ``MixedLSTMFunction``, a hand-written BPTT (see ``_lstm_ops``): all
 input projections are one matmul before the loop, and all weight gradients one matmul after it.
 """
@@ -24,7 +27,6 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._lstm_ops import (
-    activate_gates,
     fused_gate_index,
     gate_views,
     lstm_backward_coefficients,
@@ -43,58 +45,53 @@ class MixedLSTMFunction(torch.autograd.Function):
         weight_hh [4·S·h, h]     recurrent weights of all cells
         h0, c0    [B, h]         initial state
     Outputs: hs [T, B, h] (h_t after every step) and c_T [B, h].
-    Per step: forward 8 torch ops, backward 3. The forward keeps the gate pre-activations and
-    the mixed states; the backward rebuilds the rest in a few batched ops.
+    Per step: forward 9 torch ops, backward 3 (on CPU, small steps cost per op and per view,
+    so the loops reuse work buffers and index only what changes per step). The forward keeps
+    the activated gates and mixed states; the backward rebuilds the rest in batched ops.
     """
 
     @staticmethod
     def forward(ctx, xw: Tensor, alpha: Tensor, weight_hh: Tensor, h0: Tensor, c0: Tensor):
         T, B, _ = xw.shape
         S, h = alpha.shape[2], weight_hh.shape[1]
-        states = xw.new_empty(T + 1, B, 2, h)  # mixed (h_t, c_t); states[0] = initial state
-        states[0, :, 0] = h0
-        states[0, :, 1] = c0
-        pre = xw.clone()  # gate pre-activations, completed step by step: [T, B, 4·S·h]
-        pre_5d = pre.view(T, B, 4, S, h)
-        # work buffers of one step, with their views built once
-        gates = gate_views(xw.new_empty(B, 4, S, h))
+        G = 4 * S * h
+        # One step's work row [activated gates (4, S, h) | mixed state (h_t, c_t)], with views
+        # built once; after each step it is copied to history[t].
+        row = xw.new_empty(B, G + 2 * h)
+        history = xw.new_empty(T, B, G + 2 * h)
+        row[:, G : G + h] = h0
+        row[:, G + h :] = c0
+        gates_2d, gates = row[:, :G], gate_views(row[:, :G].view(B, 4, S, h))
+        h_prev, c_prev = row[:, G : G + h], row[:, G + h :].unsqueeze(1)  # c_prev [B, 1, h]
+        state = row[:, G:].unsqueeze(1)  # [B, 1, 2h]
         cells = xw.new_empty(B, S, 2, h)  # per-cell (h^(s), c^(s))
         cells_h, cells_c, cells_2d = cells[:, :, 0], cells[:, :, 1], cells.view(B, S, 2 * h)
         tanh_c = xw.new_empty(B, S, h)
 
-        steps = zip(
-            pre.unbind(0),
-            pre_5d[:, :, :3].unbind(0),
-            pre_5d[:, :, 3].unbind(0),
-            states[:-1, :, 0].unbind(0),  # h_{t-1} [B, h]
-            states[:-1, :, 1].unsqueeze(2).unbind(0),  # c_{t-1} [B, 1, h], shared by the cells
-            alpha.unsqueeze(2).unbind(0),  # [B, 1, S]
-            states[1:].view(T, B, 1, 2 * h).unbind(0),
-            strict=True,
-        )
         w_t = weight_hh.t()
-        for pre_t, pre_sigmoid, pre_tanh, h_prev, c_prev, a, mixed in steps:
-            pre_t.addmm_(h_prev, w_t)  # [B, 4·S·h]
-            lstm_pointwise_forward(pre_sigmoid, pre_tanh, gates, c_prev, cells_c, tanh_c, cells_h)
-            torch.bmm(a, cells_2d, out=mixed)  # Σ_s α_s (h^(s), c^(s)): [B, 1, 2h]
+        steps = zip(xw.unbind(0), alpha.unsqueeze(2).unbind(0), history.unbind(0), strict=True)
+        for xw_t, a, history_t in steps:
+            torch.addmm(xw_t, h_prev, w_t, out=gates_2d)  # [B, 4·S·h]
+            lstm_pointwise_forward(gates, c_prev, cells_c, tanh_c, cells_h)
+            torch.bmm(a, cells_2d, out=state)  # Σ_s α_s (h^(s), c^(s)); a [B, 1, S]
+            history_t.copy_(row)
 
-        ctx.save_for_backward(alpha, weight_hh, states, pre)
-        return states[1:, :, 0], states[-1, :, 1]
+        ctx.save_for_backward(alpha, weight_hh, h0, c0, history)
+        return history[:, :, G : G + h], history[-1, :, G + h :]
 
     @staticmethod
     def backward(ctx, d_hs: Tensor, d_c_last: Tensor):
-        alpha, weight_hh, states, pre = ctx.saved_tensors
+        alpha, weight_hh, h0, c0, history = ctx.saved_tensors
         T, B, S, h = *alpha.shape, weight_hh.shape[1]
-        K = 4 * S + 1  # gradient slots per step: 4·S gates, then dc_{t-1}
-        gates = activate_gates(pre.view(T, B, 4, S, h))
+        G, K = 4 * S * h, 4 * S + 1  # K gradient slots per step: 4·S gates, then dc_{t-1}
+        gates = history[:, :, :G].view(T, B, 4, S, h)
         o, i, f, g = gates.unbind(2)
-        c_prev = states[:-1, :, 1].unsqueeze(2)  # [T, B, 1, h]
-        cells = torch.stack([f * c_prev + i * g, torch.empty_like(f)], dim=3)  # [T, B, S, 2, h]
-        c_s, h_s = cells.unbind(3)  # order (c, h), as in d below
+        initial = torch.cat([h0, c0], 1).unsqueeze(0)
+        prev = torch.cat([initial, history[:-1, :, G:]]).view(T, B, 2, h)  # (h_{t-1}, c_{t-1})
+        c_prev = prev[:, :, 1].unsqueeze(2)  # [T, B, 1, h]
+        c_s = f * c_prev + i * g  # [T, B, S, h]
         tanh_c = torch.tanh(c_s)
-        torch.mul(o, tanh_c, out=h_s)
         coef_c, coef_h = lstm_backward_coefficients(gates, c_prev, tanh_c, alpha)
-        del gates, o, i, f, g, tanh_c
 
         # grads[t] = [dG of step t (4S slots) | dc_{t-1} | dh_{t-1}]  [T+1, B, K+1, h];
         # the dh slots start with dL/dh_{t-1} from the outputs, the dc slots are overwritten
@@ -117,11 +114,12 @@ class MixedLSTMFunction(torch.autograd.Function):
             dh_prev.addmm_(d_gates, weight_hh)
 
         d_xw = grads[:-1, :, : K - 1].reshape(T, B, 4 * S * h)
-        d_weight = d_xw.view(T * B, -1).t() @ states[:-1, :, 0].reshape(T * B, h)
+        d_weight = d_xw.view(T * B, -1).t() @ prev[:, :, 0].reshape(T * B, h)
         d_alpha = None
-        if ctx.needs_input_grad[1]:  # dα_{t,s} = (c^(s), h^(s)) · (dc_t, dh_t)
-            d_states = grads[1:, :, K - 1 :].reshape(T * B, 2 * h, 1)
-            d_alpha = torch.bmm(cells.view(T * B, S, 2 * h), d_states).view(T, B, S)
+        if ctx.needs_input_grad[1]:  # dα_{t,s} = c^(s)·dc_t + h^(s)·dh_t
+            cells = torch.stack([c_s, o * tanh_c], dim=3).view(T * B, S, 2 * h)
+            d_states = grads[1:, :, K - 1 :].reshape(T * B, 2 * h, 1)  # (dc_t, dh_t)
+            d_alpha = torch.bmm(cells, d_states).view(T, B, S)
         return d_xw, d_alpha, d_weight, grads[0, :, K], grads[0, :, K - 1]
 
 
@@ -226,13 +224,18 @@ class AttentionLSTMLM(_MixedLSTMLM):
         return super().recurrent_parameters() + self.cells * self.embedding_dim
 
 
+def bracket_type(token: str) -> str | None:
+    """Bracket type of an opening "(x" or closing "x)" token, e.g. "a"; None otherwise."""
+    match = re.fullmatch(r"\((\w+)|(\w+)\)", token)
+    return (match[1] or match[2]) if match else None
+
+
 def bracket_cell_map(vocab: list[str], cells: int) -> Tensor:
-    """Token id -> cell: bracket tokens "(x" / "x)" go to cell (type index of x) mod cells,
-    types indexed in sorted order (a -> 0, b -> 1, ...); all other tokens go to cell 0."""
-    bracket = re.compile(r"^\((\w+)$|^(\w+)\)$")
-    types = [next(g for g in m.groups() if g) if (m := bracket.match(w)) else None for w in vocab]
-    order = {name: k for k, name in enumerate(sorted({t for t in types if t is not None}))}
-    return torch.tensor([0 if t is None else order[t] % cells for t in types])
+    """Token id -> cell: brackets of the k-th type (in sorted order: a, b, ...) go to cell
+    k mod cells; all other tokens (<pad>, <start>, <end>, words) go to cell 0."""
+    types = [bracket_type(token) for token in vocab]
+    order = sorted({t for t in types if t is not None})
+    return torch.tensor([0 if t is None else order.index(t) % cells for t in types])
 
 
 class AssignmentLSTMLM(_MixedLSTMLM):

@@ -53,21 +53,25 @@ class DyckRNN(RecurrentLM):
             weight = torch.tensor(values, dtype=torch.float).unsqueeze(1)  # [V, 1]
             self.embedding = nn.Embedding.from_pretrained(weight, freeze=True)
         self.proj = nn.Linear(slot_dim, 1, bias=False)  # W_proj: the push/pop gate
+        if not trainable_embedding:
+            # [A] With opens > 0 > closes, only W_proj > 0 makes opens push; from W_proj < 0
+            # training settles in a chance-level minimum (a stack of close brackets).
+            nn.init.uniform_(self.proj.weight, 0.0, 1.0)
         self.readout = nn.Linear(slot_dim, num_types)  # top slot -> closing-type logits
 
     def forward(self, tokens: Tensor, state: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        x = self.embedding(tokens)  # [T, B, d]
-        gates = torch.sigmoid(self.proj(x)).unsqueeze(-1)  # [T, B, 1, 1]
+        x = self.embedding(tokens).unsqueeze(2)  # [T, B, 1, d]
+        gates = torch.sigmoid(self.proj(x))  # [T, B, 1, 1]
         h = state
         if h is None:
             h = x.new_zeros(tokens.shape[1], self.stack_depth, self.slot_dim)  # [B, m, d]
-        tops = []
+        stacks = []
         for x_t, g_t in zip(x, gates, strict=True):
-            pushed = torch.cat((x_t.unsqueeze(1), h[:, :-1]), 1)
+            pushed = torch.cat((x_t, h[:, :-1]), 1)
             popped = F.pad(h[:, 1:], (0, 0, 0, 1))
             h = torch.lerp(popped, pushed, g_t)  # g·pushed + (1 - g)·popped
-            tops.append(h[:, 0])
-        return self.readout(torch.stack(tops)), h  # [T, B, k]
+            stacks.append(h)
+        return self.readout(torch.stack(stacks)[:, :, 0]), h  # [T, B, k]
 
     def recurrent_parameters(self) -> int:
         return self.proj.weight.numel()

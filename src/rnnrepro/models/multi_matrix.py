@@ -68,9 +68,8 @@ class MultiMatrixRecurrence(torch.autograd.Function):
         dh, dv, dc = torch.zeros_like(hs[0]), grad_v, grad_c
         for t in reversed(range(T)):
             dc = cell_step_backward(t, grad_h[t] + dh, dc, hs, cs, acts, out=d_pre[t])
-            p = torch.bmm(d_pre[t].view(B, G, n).transpose(0, 1), w_t.mT).view(
-                G, B, K, n
-            )  # W^T ∂pre
+            # p[g, b, k] = W_g[k]^T ∂pre_t[b, g]  [G, B, K, n]
+            p = torch.bmm(d_pre[t].view(B, G, n).transpose(0, 1), w_t.mT).view(G, B, K, n)
             v = vs[t + 1].view(B, G, K)
             dv = dv.view(B, G, K) + (p @ hs[t].view(1, B, n, 1)).view(G, B, K).transpose(0, 1)
             dz = torch.mul(v, dv - (dv * v).sum(-1, keepdim=True), out=d_z[t].view(B, G, K))
