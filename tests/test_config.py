@@ -5,10 +5,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from pipeline_utils import base_config, run_snakemake
 
 from rnnrepro import config as cfg
-
-from pipeline_utils import base_config, run_snakemake
 
 
 def smoke() -> dict:

@@ -79,7 +79,9 @@ def test_killed_training_resumes_with_the_same_numbers(tmp_path):
     epoch_at_kill = torch.load(checkpoint, weights_only=False)["epoch"]
     assert 1 <= epoch_at_kill < RUN["training"]["max_epochs"]
 
-    rerun = subprocess.run(train_cmd(tmp_path, "killed"), check=True, capture_output=True, text=True)
+    rerun = subprocess.run(
+        train_cmd(tmp_path, "killed"), check=True, capture_output=True, text=True
+    )
     assert f"resuming from {checkpoint} after epoch {epoch_at_kill}" in rerun.stdout
 
     whole_history, whole_state = outputs(tmp_path, "whole")

@@ -159,7 +159,9 @@ def train(
         }
         result.history.append(row)
         result.seconds += seconds
-        log(" ".join(f"{k}={v:.5g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+        log(
+            " ".join(f"{k}={v:.5g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+        )
 
         if val["loss"] < result.best_loss:
             result.best_loss, result.best_epoch, bad_epochs = val["loss"], epoch + 1, 0

@@ -13,7 +13,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, required=True, help="number of bracket types")
     parser.add_argument("--m", type=int, required=True, help="maximum stack depth")
     parser.add_argument("--sizes", type=int, nargs="+", required=True, help="sequences per split")
-    parser.add_argument("--seeds", type=int, nargs="+", required=True, help="sampler seed per split")
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", required=True, help="sampler seed per split"
+    )
     parser.add_argument("--min-length", type=int, required=True)
     parser.add_argument("--max-length", type=int, required=True)
     parser.add_argument("--out", nargs="+", required=True, help="one output file per split")

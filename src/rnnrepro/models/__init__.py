@@ -43,7 +43,9 @@ def build_model(name: str, vocab: list[str], **hparams) -> RecurrentLM:
     return getattr(import_module(f".{module}", __name__), cls)(vocab, **hparams)
 
 
-def save_model(model: RecurrentLM, path, name: str, vocab: list[str], hparams: dict, **extra) -> None:
+def save_model(
+    model: RecurrentLM, path, name: str, vocab: list[str], hparams: dict, **extra
+) -> None:
     """Write a self-describing model file: enough to rebuild the model with ``load_model``."""
     import torch
 
