@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +12,10 @@ import pandas as pd
 import pytest
 import torch
 
+from rnnrepro.models import build_model, save_model
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
+    final_training_epoch,
     first_short_sequence,
     principal_angles,
     read_sequences,
@@ -27,18 +28,38 @@ REPO = Path(__file__).resolve().parents[1]
 VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
 
 
+def run_script(name: str, argv: list) -> None:
+    """Run ``src/scripts/{name}.py``'s ``main`` in-process (no interpreter start-up cost)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "src" / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main([str(arg) for arg in argv])
+
+
 def run_dir(root: Path, model: str, seed: int, dataset: str = "dyck_m4") -> Path:
     path = root / "runs" / "seed000" / dataset / model / f"seed{seed}"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def write_metrics(root: Path, model: str, seed: int, test_ppl: float | None, test_wcpa: float,
-                  dataset: str = "dyck_m4", recurrent: int = 2064) -> Path:
+def write_metrics(
+    root: Path,
+    model: str,
+    seed: int,
+    test_ppl: float | None,
+    test_wcpa: float,
+    dataset: str = "dyck_m4",
+    recurrent: int = 2064,
+) -> Path:
     metrics = {
-        "experiment": "seed000", "dataset": dataset, "model": model, "seed": seed,
-        "params": {"total": recurrent + 500, "recurrent": recurrent}, "epochs": 10,
-        "train_seconds": 120.0, "reading": "lm",
+        "experiment": "seed000",
+        "dataset": dataset,
+        "model": model,
+        "seed": seed,
+        "params": {"total": recurrent + 500, "recurrent": recurrent},
+        "epochs": 10,
+        "train_seconds": 120.0,
+        "reading": "lm",
         "val": {"loss": 0.87, "ppl": test_ppl, "wcpa": test_wcpa},
         "test": {"loss": 0.87, "ppl": test_ppl, "wcpa": test_wcpa},
     }
@@ -49,8 +70,9 @@ def write_metrics(root: Path, model: str, seed: int, test_ppl: float | None, tes
 
 def reference(*rows: tuple) -> pd.DataFrame:
     cols = ["experiment", "dataset", "model", "metric", "value", "comparison"]
-    return pd.DataFrame([dict(zip(cols, ("seed000", "dyck_m4", *row), strict=True))
-                         for row in rows])
+    return pd.DataFrame(
+        [dict(zip(cols, ("seed000", "dyck_m4", *row), strict=True)) for row in rows]
+    )
 
 
 def test_reference_has_table1_numbers():
@@ -81,13 +103,15 @@ def test_collect_metrics_and_mean_std(tmp_path):
 
 
 def test_build_table_verdicts(tmp_path):
-    runs = collect_metrics([
-        write_metrics(tmp_path, "lstm", 1, 2.395, 0.97),
-        write_metrics(tmp_path, "attention_lstm", 1, 2.60, 0.80),
-        write_metrics(tmp_path, "rnn", 1, None, 0.40),
-        write_metrics(tmp_path, "rnn", 2, None, 0.55),
-        write_metrics(tmp_path, "mmrnn", 1, None, 0.30),
-    ])
+    runs = collect_metrics(
+        [
+            write_metrics(tmp_path, "lstm", 1, 2.395, 0.97),
+            write_metrics(tmp_path, "attention_lstm", 1, 2.60, 0.80),
+            write_metrics(tmp_path, "rnn", 1, None, 0.40),
+            write_metrics(tmp_path, "rnn", 2, None, 0.55),
+            write_metrics(tmp_path, "mmrnn", 1, None, 0.30),
+        ]
+    )
     ref = reference(
         ("lstm", "test_ppl", 2.393, "="),  # within 1 % -> match
         ("lstm", "test_wcpa", 1.0, "="),  # |0.03| <= 0.05 -> match
@@ -101,7 +125,15 @@ def test_build_table_verdicts(tmp_path):
     )
     table = build_table(ref, runs, {"dyck_m4": {"train": 2.3, "val": 2.3, "test": 2.3}})
     assert table["verdict"].tolist() == [
-        "match", "match", "differs", "differs", "missing", "differs", "match", "missing", "info"
+        "match",
+        "match",
+        "differs",
+        "differs",
+        "missing",
+        "differs",
+        "match",
+        "missing",
+        "info",
     ]
     assert table.loc[0, "floor"] == 2.3 and math.isnan(table.loc[1, "floor"])
     assert table.loc[2, "delta"] == pytest.approx(2.60 - 2.387)
@@ -124,10 +156,23 @@ def test_make_table_cli(tmp_path):
     floor.parent.mkdir(parents=True)
     floor.write_text(json.dumps({"train": 2.30, "val": 2.31, "test": 2.32}))
     out_csv, out_md = tmp_path / "t1.csv", tmp_path / "t1.md"
-    subprocess.run(
-        [sys.executable, REPO / "src/scripts/make_table.py", "--paper", "seed000", "--table",
-         "Table 1", "--metrics", metrics, "--floors", floor, "--out-csv", out_csv,
-         "--out-md", out_md], check=True)
+    run_script(
+        "make_table",
+        [
+            "--paper",
+            "seed000",
+            "--table",
+            "Table 1",
+            "--metrics",
+            metrics,
+            "--floors",
+            floor,
+            "--out-csv",
+            out_csv,
+            "--out-md",
+            out_md,
+        ],
+    )
     table = pd.read_csv(out_csv)
     assert len(table) == 30
     m4 = table[(table.dataset == "dyck_m4") & (table.model == "lstm")].set_index("metric")
@@ -174,6 +219,33 @@ def test_attention_heatmap(tmp_path):
         first_short_sequence(read_sequences(test), max_length=1)
 
 
+def test_analyse_attention_cli(tmp_path):
+    hparams = {"embedding_dim": 6, "hidden_size": 3, "cells": 2}
+    model = build_model("attention_lstm", VOCAB, **hparams)
+    record = {"epochs": 9, "best_epoch": 3}
+    assert final_training_epoch(record) == 2
+    save_model(model, tmp_path / "model.pt", "attention_lstm", VOCAB, hparams, **record)
+    (tmp_path / "test.txt").write_text("(a (b b) a)\n")
+    angles, heat = tmp_path / "pabs.csv", tmp_path / "heat.csv"
+    run_script(
+        "analyse_attention",
+        [
+            "--model",
+            tmp_path / "model.pt",
+            "--test",
+            tmp_path / "test.txt",
+            "--out-angles",
+            angles,
+            "--out-heatmap",
+            heat,
+        ],
+    )
+    pabs = pd.read_csv(angles)
+    assert len(pabs) == 3 and pabs["angle_deg"].between(0, 90).all()
+    weights = pd.read_csv(heat)
+    assert len(weights) == 2 * 5 and weights["weight"].between(0, 1).all()
+
+
 def figure_inputs(root: Path, kind: str) -> list[Path]:
     paths = []
     for dataset in ("dyck_m4", "dyck_m6"):
@@ -181,16 +253,28 @@ def figure_inputs(root: Path, kind: str) -> list[Path]:
             for seed in (1, 2):
                 path = run_dir(root, model, seed, dataset)
                 if kind == "ldpa":
-                    df = pd.DataFrame({"split": "test", "distance": range(1, 30),
-                                       "correct": 9, "total": 10, "accuracy": 0.9})
+                    df = pd.DataFrame(
+                        {
+                            "split": "test",
+                            "distance": range(1, 30),
+                            "correct": 9,
+                            "total": 10,
+                            "accuracy": 0.9,
+                        }
+                    )
                 elif kind == "val_wcpa":
                     df = pd.DataFrame({"epoch": range(1, 6), "val_wcpa": np.linspace(0.2, 1, 5)})
                 elif kind == "pabs":
                     df = principal_angles(np.random.default_rng(seed).standard_normal((2, 12, 4)))
                 else:
-                    df = pd.DataFrame({"position": np.repeat(range(25), 2),
-                                       "token": np.repeat(["<start>", *["(a"] * 24], 2),
-                                       "cell": [1, 2] * 25, "weight": [0.7, 0.3] * 25})
+                    df = pd.DataFrame(
+                        {
+                            "position": np.repeat(range(25), 2),
+                            "token": np.repeat(["<start>", *["(a"] * 24], 2),
+                            "cell": [1, 2] * 25,
+                            "weight": [0.7, 0.3] * 25,
+                        }
+                    )
                 df.to_csv(path / f"{kind}.csv", index=False)
                 paths.append(path / f"{kind}.csv")
     return paths[:1] if kind == "heatmap" else paths

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     model, record = load_model(args.model)
     principal_angles(model.recurrent_weight_matrices()).to_csv(args.out_angles, index=False)
 
-    model.set_epoch(final_training_epoch(record))  # soft weights at the last training temperature
+    model.set_epoch(final_training_epoch(record))  # τ the saved weights were trained at
     sequence = first_short_sequence(read_sequences(args.test), args.max_length)
     heat = attention_heatmap(model, record["vocab"], sequence)
     heat.to_csv(args.out_heatmap, index=False)

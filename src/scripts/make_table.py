@@ -23,7 +23,7 @@ from rnnrepro.reporting.tables import (
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paper", required=True, help="paper id in paper_numbers.csv, e.g. seed000")
+    parser.add_argument("--paper", required=True, help="paper id, e.g. seed000")
     parser.add_argument("--table", help="table label, e.g. 'Table 1' (default: all of the paper)")
     parser.add_argument("--metrics", nargs="*", default=[], help="metrics.json files of the runs")
     parser.add_argument("--floors", nargs="*", default=[], help="floor.json files (Dyck datasets)")

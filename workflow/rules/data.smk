@@ -12,6 +12,8 @@ rule dyck_data:
         seeds=config["dyck"]["split_seeds"],
         min_length=cfg.scale_settings(config)["dyck"]["min_length"],
         max_length=cfg.scale_settings(config)["dyck"]["max_length"],
+    conda:
+        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/data/dyck_m{m}.log",
     wildcard_constraints:
@@ -32,6 +34,8 @@ rule dyck_floor:
     params:
         k=config["dyck"]["k"],
         min_length=cfg.scale_settings(config)["dyck"]["min_length"],
+    conda:
+        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/data/dyck_m{m}_floor.log",
     wildcard_constraints:

@@ -12,6 +12,9 @@ rule evaluate_dyck:
         ldpa=f"{RUNS}/ldpa.csv",
     params:
         reading=config["dyck"]["reading"],
+        device=config["device"],
+    conda:
+        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
@@ -19,5 +22,5 @@ rule evaluate_dyck:
     shell:
         "python {SCRIPTS}/evaluate_dyck.py --model {input.model} --history {input.history}"
         " --val {input.val} --test {input.test} --reading {params.reading}"
-        " --device {config[device]} --out-metrics {output.metrics} --out-ldpa {output.ldpa}"
+        " --device {params.device} --out-metrics {output.metrics} --out-ldpa {output.ldpa}"
         " > {log} 2>&1"

@@ -8,6 +8,8 @@ rule analyse_attention:
     output:
         angles=f"{RUNS}/pabs.csv",
         heatmap=f"{RUNS}/heatmap.csv",
+    conda:
+        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/analyse/{experiment}/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
@@ -30,6 +32,8 @@ rule table_seed000_table1:
         ),
     params:
         tolerance=config["reporting"],
+    conda:
+        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/tables/seed000_table1.log",
     shell:
@@ -52,10 +56,13 @@ rule table_seed001_dyck:
         ),
     params:
         tolerance=config["reporting"],
+        datasets=DYCK_DATASETS,
+    conda:
+        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/tables/seed001_table2_dyck.log",
     shell:
-        "python {SCRIPTS}/make_table.py --paper seed001 --datasets {DYCK_DATASETS}"
+        "python {SCRIPTS}/make_table.py --paper seed001 --datasets {params.datasets}"
         " --metrics {input.metrics}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
@@ -73,6 +80,8 @@ rule figure_seed000:
         ),
     params:
         kind=lambda w: FIGURE_INPUTS[w.figure][0],
+    conda:
+        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/figures/seed000_{figure}.log",
     wildcard_constraints:

@@ -10,12 +10,16 @@ rule train:
         history=f"{RUNS}/history.csv",
     params:
         run=run_params,
+        device=config["device"],
+        checkpoint=lambda w: f"{config['checkpoint_dir']}/{w.experiment}/{w.dataset}/{w.model}"
+        f"/seed{w.seed}.pt",
     threads: 1
+    conda:
+        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}.log",
     shell:
         "python {SCRIPTS}/train.py --run {params.run:q} --seed {wildcards.seed}"
-        " --threads {threads} --train {input.train} --val {input.val} --device {config[device]}"
-        " --checkpoint {config[checkpoint_dir]}/{wildcards.experiment}/{wildcards.dataset}"
-        "/{wildcards.model}/seed{wildcards.seed}.pt"
+        " --threads {threads} --train {input.train} --val {input.val} --device {params.device}"
+        " --checkpoint {params.checkpoint}"
         " --out-model {output.model} --out-history {output.history} > {log} 2>&1"

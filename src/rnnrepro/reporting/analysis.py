@@ -18,8 +18,9 @@ def principal_angles(matrices: Sequence[torch.Tensor | np.ndarray]) -> pd.DataFr
     For the attention LSTM the matrices are the cells' ``weight_hh`` blocks [4h, h], so the
     subspaces live in R^{4h} (MODELS §7.6). Cells are numbered from 1; ``pair`` is ``"1-2"``.
     """
-    arrays = [np.asarray(m.detach().cpu() if isinstance(m, torch.Tensor) else m, float)
-              for m in matrices]
+    arrays = [
+        np.asarray(m.detach().cpu() if isinstance(m, torch.Tensor) else m, float) for m in matrices
+    ]
     rows = []
     for (i, a), (j, b) in combinations(enumerate(arrays, start=1), 2):
         angles = np.sort(np.degrees(subspace_angles(a, b)))
@@ -45,8 +46,12 @@ def first_short_sequence(sequences: Sequence[list[str]], max_length: int) -> lis
 
 
 def final_training_epoch(record: dict) -> int:
-    """0-based index of the last training epoch, from the saved record's epoch count."""
-    return int(record["epochs"]) - 1
+    """0-based index of the epoch that produced the saved (best-validation) weights.
+
+    ``best_epoch`` in the record is 1-based and the trainer calls ``set_epoch(epoch)`` with the
+    0-based index, so the saved weights were last trained at τ = decay ** (best_epoch − 1).
+    """
+    return int(record["best_epoch"]) - 1
 
 
 @torch.no_grad()

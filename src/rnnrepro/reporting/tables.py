@@ -41,7 +41,7 @@ TABLE_COLUMNS = [
     "verdict",
 ]
 COLUMN_LEGEND = {
-    "comparison": "`=` a reported value; `<`, `<=`, `>=` a claimed bound (must hold for every seed)",
+    "comparison": "`=` a reported value; `<`, `<=`, `>=` a claimed bound, checked on every seed",
     "paper": "the published number (see `paper_numbers.csv` for the exact source)",
     "reproduced": "mean ± sample std over seeds (`n/a` with a single seed)",
     "n_seeds": "runs with a value for this metric",
