@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import math
 from pathlib import Path
@@ -29,11 +29,8 @@ VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
 
 
 def run_script(name: str, argv: list) -> None:
-    """Run ``src/scripts/{name}.py``'s ``main`` in-process (no interpreter start-up cost)."""
-    spec = importlib.util.spec_from_file_location(name, REPO / "src" / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.main([str(arg) for arg in argv])
+    """Run ``rnnrepro.scripts.<name>``'s ``main`` in-process (no interpreter start-up cost)."""
+    importlib.import_module(f"rnnrepro.scripts.{name}").main([str(arg) for arg in argv])
 
 
 def run_dir(root: Path, model: str, seed: int, dataset: str = "dyck_m4") -> Path:

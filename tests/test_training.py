@@ -10,7 +10,6 @@ import time
 
 import pandas as pd
 import torch
-from pipeline_utils import ROOT
 
 from rnnrepro.data import dyck
 
@@ -38,7 +37,8 @@ def write_data(tmp_path):
 def train_cmd(tmp_path, name: str) -> list[str]:
     return [
         sys.executable,
-        str(ROOT / "src/scripts/train.py"),
+        "-m",
+        "rnnrepro.scripts.train",
         "--run",
         json.dumps(RUN),
         "--seed",

@@ -1,12 +1,16 @@
 # Config validation, target lists, input functions and wildcard constraints.
 
 import json
+import os
 import sys
 from pathlib import Path
 
 from snakemake.utils import validate
 
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# The package lives in src/: importable here and in every job (also without `pip install -e .`).
+SRC = str(Path(workflow.basedir) / "src")
+sys.path.insert(0, SRC)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 
 from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
 
@@ -16,7 +20,6 @@ try:
 except cfg.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 
-SCRIPTS = Path(workflow.basedir) / "src" / "scripts"
 RUNS = "results/runs/{experiment}/{dataset}/{model}/seed{seed}"
 DYCK_EXPERIMENTS = [
     exp for exp, entry in config["experiments"].items() if "dyck" in entry["datasets"]

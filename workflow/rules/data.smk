@@ -19,7 +19,7 @@ rule dyck_data:
     wildcard_constraints:
         m=r"\d+",
     shell:
-        "python {SCRIPTS}/generate_dyck.py --k {params.k} --m {wildcards.m}"
+        "python -m rnnrepro.scripts.generate_dyck --k {params.k} --m {wildcards.m}"
         " --sizes {params.sizes[train]} {params.sizes[val]} {params.sizes[test]}"
         " --seeds {params.seeds[train]} {params.seeds[val]} {params.seeds[test]}"
         " --min-length {params.min_length} --max-length {params.max_length}"
@@ -41,5 +41,5 @@ rule dyck_floor:
     wildcard_constraints:
         m=r"\d+",
     shell:
-        "python {SCRIPTS}/dyck_floor.py --k {params.k} --m {wildcards.m}"
+        "python -m rnnrepro.scripts.dyck_floor --k {params.k} --m {wildcards.m}"
         " --min-length {params.min_length} --splits {input} --out {output} > {log} 2>&1"

@@ -20,7 +20,7 @@ rule evaluate_dyck:
     wildcard_constraints:
         dataset=r"dyck_m\d+",
     shell:
-        "python {SCRIPTS}/evaluate_dyck.py --model {input.model} --history {input.history}"
+        "python -m rnnrepro.scripts.evaluate_dyck --model {input.model} --history {input.history}"
         " --val {input.val} --test {input.test} --reading {params.reading}"
         " --device {params.device} --out-metrics {output.metrics} --out-ldpa {output.ldpa}"
         " > {log} 2>&1"

@@ -15,7 +15,7 @@ rule analyse_attention:
     wildcard_constraints:
         model="attention_lstm",
     shell:
-        "python {SCRIPTS}/analyse_attention.py --model {input.model} --test {input.test}"
+        "python -m rnnrepro.scripts.analyse_attention --model {input.model} --test {input.test}"
         " --out-angles {output.angles} --out-heatmap {output.heatmap} > {log} 2>&1"
 
 
@@ -27,7 +27,7 @@ rule table_seed000_table1:
         csv="results/tables/seed000_table1.csv",
         md=report(
             "results/tables/seed000_table1.md",
-            caption="../report/seed000_table1.rst",
+            caption="../report/table_seed000_table1.rst",
             category="Seed 000",
         ),
     params:
@@ -37,7 +37,7 @@ rule table_seed000_table1:
     log:
         "results/logs/tables/seed000_table1.log",
     shell:
-        "python {SCRIPTS}/make_table.py --paper seed000 --table 'Table 1'"
+        "python -m rnnrepro.scripts.make_table --paper seed000 --table 'Table 1'"
         " --metrics {input.metrics} --floors {input.floors}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
@@ -51,7 +51,7 @@ rule table_seed001_dyck:
         csv="results/tables/seed001_table2_dyck.csv",
         md=report(
             "results/tables/seed001_table2_dyck.md",
-            caption="../report/seed001_table2_dyck.rst",
+            caption="../report/table_seed001_dyck.rst",
             category="Seed 001",
         ),
     params:
@@ -62,7 +62,7 @@ rule table_seed001_dyck:
     log:
         "results/logs/tables/seed001_table2_dyck.log",
     shell:
-        "python {SCRIPTS}/make_table.py --paper seed001 --datasets {params.datasets}"
+        "python -m rnnrepro.scripts.make_table --paper seed001 --datasets {params.datasets}"
         " --metrics {input.metrics}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
@@ -87,5 +87,5 @@ rule figure_seed000:
     wildcard_constraints:
         figure="|".join(FIGURE_INPUTS),
     shell:
-        "python {SCRIPTS}/make_figure.py {params.kind} --inputs {input} --out {output}"
+        "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
         " > {log} 2>&1"

@@ -19,7 +19,7 @@ rule train:
     log:
         "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}.log",
     shell:
-        "python {SCRIPTS}/train.py --run {params.run:q} --seed {wildcards.seed}"
+        "python -m rnnrepro.scripts.train --run {params.run:q} --seed {wildcards.seed}"
         " --threads {threads} --train {input.train} --val {input.val} --device {params.device}"
         " --checkpoint {params.checkpoint}"
         " --out-model {output.model} --out-history {output.history} > {log} 2>&1"

@@ -5,7 +5,7 @@ pabs (principal-angle CSVs, Fig. 4), heatmap (attention-heatmap CSVs, Fig. 6).
 Inputs must live in .../{experiment}/{dataset}/{model}/seed{seed}/.
 
 Example:
-    python src/scripts/make_figure.py ldpa --inputs results/runs/seed000/*/*/seed*/ldpa.csv \\
+    python -m rnnrepro.scripts.make_figure ldpa --inputs results/runs/seed000/*/*/seed*/ldpa.csv \\
         --out fig2_ldpa.png
 """
 

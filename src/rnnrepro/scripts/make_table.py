@@ -1,7 +1,7 @@
 """Compare reproduced run metrics with one paper table and write it as CSV and Markdown.
 
 Example:
-    python src/scripts/make_table.py --paper seed000 --table "Table 1" \\
+    python -m rnnrepro.scripts.make_table --paper seed000 --table "Table 1" \\
         --metrics results/runs/seed000/*/*/seed*/metrics.json \\
         --floors results/data/*/floor.json --out-csv t1.csv --out-md t1.md
 """
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paper", required=True, help="paper id, e.g. seed000")
     parser.add_argument("--table", help="table label, e.g. 'Table 1' (default: all of the paper)")
+    parser.add_argument("--datasets", nargs="*", help="only reference rows of these datasets")
     parser.add_argument("--metrics", nargs="*", default=[], help="metrics.json files of the runs")
     parser.add_argument("--floors", nargs="*", default=[], help="floor.json files (Dyck datasets)")
     parser.add_argument("--ppl-tolerance", type=float, default=0.01, help="relative")
@@ -36,6 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     reference = load_reference(args.paper, args.table)
+    if args.datasets:
+        reference = reference[reference["dataset"].isin(args.datasets)].reset_index(drop=True)
     if reference.empty:
         parser.error(f"no reference rows for paper {args.paper!r}, table {args.table!r}")
     tolerances = {

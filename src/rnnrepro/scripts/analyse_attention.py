@@ -1,7 +1,7 @@
 """PABS and attention-heatmap data for a trained attention LSTM (seed 000 §5, MODELS §7.6-7.7).
 
 Example:
-    python src/scripts/analyse_attention.py --model model.pt --test test.txt \\
+    python -m rnnrepro.scripts.analyse_attention --model model.pt --test test.txt \\
         --out-angles pabs.csv --out-heatmap heat.csv
 """
 

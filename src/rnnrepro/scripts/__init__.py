@@ -1,0 +1,1 @@
+"""Entry points called by the pipeline rules: ``python -m rnnrepro.scripts.<name>``."""
