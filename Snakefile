@@ -13,9 +13,9 @@ include: "workflow/rules/common.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True
 
 
 rule dyck:

@@ -1,16 +1,14 @@
 # Config validation, target lists, input functions and wildcard constraints.
 
 import json
-import os
 import sys
 from pathlib import Path
 
 from snakemake.utils import validate
 
-# The package lives in src/: importable here and in every job (also without `pip install -e .`).
-SRC = str(Path(workflow.basedir) / "src")
-sys.path.insert(0, SRC)
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+# Jobs run `python -m rnnrepro.scripts.<name>` (the package is installed with `pip install -e .`);
+# the DAG is built from src/ directly so that a dry run works before installing.
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
 
@@ -39,9 +37,19 @@ def run_files(name, runs):
     return [f"results/runs/{run.path}/{name}" for run in runs]
 
 
+def checkpoint_path(wildcards):
+    """Per-epoch checkpoint of a run: outside results/runs, so never deleted by Snakemake."""
+    run = cfg.Run(
+        wildcards.experiment, wildcards.dataset, wildcards.model, int(wildcards.seed)
+    )
+    return str(Path(config["checkpoint_dir"], f"{run.path}.pt"))
+
+
 def run_params(wildcards):
     """The run's resolved settings as JSON (a change reruns exactly the affected runs)."""
-    settings = cfg.run_config(config, wildcards.experiment, wildcards.dataset, wildcards.model)
+    settings = cfg.run_config(
+        config, wildcards.experiment, wildcards.dataset, wildcards.model
+    )
     return json.dumps(settings, sort_keys=True)
 
 
@@ -52,7 +60,11 @@ FIGURE_INPUTS = {
     "fig2_ldpa": ("ldpa", "ldpa.csv", cfg.runs(config, "seed000")),
     "fig3_val_wcpa": ("val_wcpa", "history.csv", cfg.runs(config, "seed000")),
     "fig4_pabs": ("pabs", "pabs.csv", cfg.runs(config, "seed000", "attention_lstm")),
-    "fig6_heatmap": ("heatmap", "heatmap.csv", cfg.runs(config, "seed000", "attention_lstm")),
+    "fig6_heatmap": (
+        "heatmap",
+        "heatmap.csv",
+        cfg.runs(config, "seed000", "attention_lstm"),
+    ),
 }
 
 

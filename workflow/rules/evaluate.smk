@@ -10,15 +10,15 @@ rule evaluate_dyck:
     output:
         metrics=f"{RUNS}/metrics.json",
         ldpa=f"{RUNS}/ldpa.csv",
-    params:
-        reading=config["dyck"]["reading"],
-        device=config["device"],
-    conda:
-        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
         dataset=r"dyck_m\d+",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        reading=config["dyck"]["reading"],
+        device=config["device"],
     shell:
         "python -m rnnrepro.scripts.evaluate_dyck --model {input.model} --history {input.history}"
         " --val {input.val} --test {input.test} --reading {params.reading}"

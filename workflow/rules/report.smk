@@ -8,12 +8,12 @@ rule analyse_attention:
     output:
         angles=f"{RUNS}/pabs.csv",
         heatmap=f"{RUNS}/heatmap.csv",
-    conda:
-        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/analyse/{experiment}/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
         model="attention_lstm",
+    conda:
+        "../../envs/rnnrepro.yaml"
     shell:
         "python -m rnnrepro.scripts.analyse_attention --model {input.model} --test {input.test}"
         " --out-angles {output.angles} --out-heatmap {output.heatmap} > {log} 2>&1"
@@ -30,14 +30,15 @@ rule table_seed000_table1:
             caption="../report/table_seed000_table1.rst",
             category="Seed 000",
         ),
-    params:
-        tolerance=config["reporting"],
-    conda:
-        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/tables/seed000_table1.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        tolerance=config["reporting"],
     shell:
         "python -m rnnrepro.scripts.make_table --paper seed000 --table 'Table 1'"
+        " --title 'seed000 Table 1 (Dyck-2): paper vs reproduction'"
         " --metrics {input.metrics} --floors {input.floors}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
@@ -54,15 +55,16 @@ rule table_seed001_dyck:
             caption="../report/table_seed001_dyck.rst",
             category="Seed 001",
         ),
+    log:
+        "results/logs/tables/seed001_table2_dyck.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
     params:
         tolerance=config["reporting"],
         datasets=DYCK_DATASETS,
-    conda:
-        "../../envs/rnnrepro.yaml"
-    log:
-        "results/logs/tables/seed001_table2_dyck.log",
     shell:
         "python -m rnnrepro.scripts.make_table --paper seed001 --datasets {params.datasets}"
+        " --title 'seed001 Dyck results (Tables 1-2, sections 5.4 and 6.2): paper vs reproduction'"
         " --metrics {input.metrics}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
@@ -78,14 +80,14 @@ rule figure_seed000:
             caption="../report/seed000_{figure}.rst",
             category="Seed 000",
         ),
-    params:
-        kind=lambda w: FIGURE_INPUTS[w.figure][0],
-    conda:
-        "../../envs/rnnrepro.yaml"
     log:
         "results/logs/figures/seed000_{figure}.log",
     wildcard_constraints:
         figure="|".join(FIGURE_INPUTS),
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        kind=lambda w: FIGURE_INPUTS[w.figure][0],
     shell:
         "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
         " > {log} 2>&1"

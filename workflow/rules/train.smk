@@ -8,16 +8,15 @@ rule train:
     output:
         model=f"{RUNS}/model.pt",
         history=f"{RUNS}/history.csv",
+    log:
+        "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    threads: 1
     params:
         run=run_params,
         device=config["device"],
-        checkpoint=lambda w: f"{config['checkpoint_dir']}/{w.experiment}/{w.dataset}/{w.model}"
-        f"/seed{w.seed}.pt",
-    threads: 1
-    conda:
-        "../../envs/rnnrepro.yaml"
-    log:
-        "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}.log",
+        checkpoint=checkpoint_path,
     shell:
         "python -m rnnrepro.scripts.train --run {params.run:q} --seed {wildcards.seed}"
         " --threads {threads} --train {input.train} --val {input.val} --device {params.device}"
