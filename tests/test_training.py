@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pandas as pd
+import pytest
 import torch
 
 from rnnrepro.data import dyck
@@ -64,37 +66,55 @@ def outputs(tmp_path, name):
     return history, state
 
 
-def test_killed_training_resumes_with_the_same_numbers(tmp_path):
-    write_data(tmp_path)
-    subprocess.run(train_cmd(tmp_path, "whole"), check=True, capture_output=True)
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """Training data and one uninterrupted run ("whole") to compare against."""
+    path = tmp_path_factory.mktemp("train")
+    write_data(path)
+    subprocess.run(train_cmd(path, "whole"), check=True, capture_output=True)
+    return path
 
-    proc = subprocess.Popen(train_cmd(tmp_path, "killed"), stdout=subprocess.PIPE, text=True)
-    checkpoint = tmp_path / "killed.ckpt"
+
+def interrupt_after_first_checkpoint(tmp_path, name: str, signum: int) -> int:
+    """Start a run, send ``signum`` once its first checkpoint exists; return the exit code."""
+    proc = subprocess.Popen(train_cmd(tmp_path, name), stdout=subprocess.PIPE, text=True)
+    checkpoint = tmp_path / f"{name}.ckpt"
     deadline = time.time() + 60
     while not checkpoint.exists() and time.time() < deadline:
         time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
+    proc.send_signal(signum)
     proc.wait()
-    assert not (tmp_path / "killed" / "model.pt").exists(), "killed too late to test resuming"
-    epoch_at_kill = torch.load(checkpoint, weights_only=False)["epoch"]
-    assert 1 <= epoch_at_kill < RUN["training"]["max_epochs"]
+    assert not (tmp_path / name / "model.pt").exists(), "interrupted too late to test resuming"
+    return proc.returncode
 
-    rerun = subprocess.run(
-        train_cmd(tmp_path, "killed"), check=True, capture_output=True, text=True
-    )
-    assert f"resuming from {checkpoint} after epoch {epoch_at_kill}" in rerun.stdout
 
-    whole_history, whole_state = outputs(tmp_path, "whole")
-    resumed_history, resumed_state = outputs(tmp_path, "killed")
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGUSR1])
+def test_interrupted_training_resumes_with_the_same_numbers(data_dir, signum):
+    name = f"interrupted_{signum}"
+    returncode = interrupt_after_first_checkpoint(data_dir, name, signum)
+    state = torch.load(data_dir / f"{name}.ckpt", weights_only=False)
+    assert 1 <= state["epoch"] < RUN["training"]["max_epochs"]
+    if signum == signal.SIGKILL:
+        assert returncode == -signal.SIGKILL and state["partial"] is None
+    else:  # caught: a mid-epoch checkpoint, then a clean non-zero exit
+        assert returncode == 128 + signum
+        assert state["partial"]["batches"] >= 1
+
+    rerun = subprocess.run(train_cmd(data_dir, name), check=True, capture_output=True, text=True)
+    assert f"resuming from {data_dir / f'{name}.ckpt'} after epoch {state['epoch']}" in rerun.stdout
+
+    whole_history, whole_state = outputs(data_dir, "whole")
+    resumed_history, resumed_state = outputs(data_dir, name)
     pd.testing.assert_frame_equal(whole_history, resumed_history)
     assert whole_state.keys() == resumed_state.keys()
     for key in whole_state:
         assert torch.equal(whole_state[key], resumed_state[key]), key
 
 
-def test_checkpoint_of_other_settings_is_ignored(tmp_path):
-    write_data(tmp_path)
-    subprocess.run(train_cmd(tmp_path, "first"), check=True, capture_output=True)
+def test_checkpoint_of_other_settings_is_ignored(data_dir, tmp_path):
+    for split in ("train", "val"):
+        shutil.copy(data_dir / f"{split}.txt", tmp_path)
+    shutil.copy(data_dir / "whole.ckpt", tmp_path / "first.ckpt")
     RUN["hparams"]["embedding_dim"] = 9
     try:
         cmd = train_cmd(tmp_path, "first")

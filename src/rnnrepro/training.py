@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -79,6 +81,41 @@ def save_atomic(obj, path: str | os.PathLike) -> None:
     os.replace(tmp, path)
 
 
+class TrainingInterrupted(Exception):
+    """Raised after a SIGTERM/SIGUSR1 once the mid-epoch checkpoint is safely written."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by signal {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+@contextmanager
+def catch_signals(signals=(signal.SIGTERM, signal.SIGUSR1)):
+    """Record (instead of dying on) the signals SLURM sends before a time limit or preemption."""
+    received: list[int] = []
+    previous = {
+        sig: signal.signal(sig, lambda signum, _: received.append(signum)) for sig in signals
+    }
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _rng_state() -> dict:
+    state = {"cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict) -> None:
+    torch.set_rng_state(state["cpu"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
 def train(
     model: nn.Module,
     settings: TrainingSettings,
@@ -93,9 +130,12 @@ def train(
 
     batches(epoch) yields the epoch's training batches (deterministic given the epoch);
     batch_loss(model, batch) returns (summed loss, number of targets); evaluate(model) returns
-    validation metrics with at least ``loss`` (also ``ppl``, ``wcpa`` when defined). The
-    checkpoint file is rewritten after every epoch and resumed from when its ``digest`` (a hash of
-    everything that defines the run) matches; otherwise training starts afresh.
+    validation metrics with at least ``loss`` (also ``ppl``, ``wcpa`` when defined).
+
+    The checkpoint file is rewritten after every epoch, and mid-epoch when SIGTERM or SIGUSR1
+    arrives (then ``TrainingInterrupted`` is raised). It is resumed from when its ``digest`` (a
+    hash of everything that defines the run) matches, otherwise training starts afresh; a resumed
+    run ends with the same numbers as an uninterrupted one.
     """
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
     scheduler = (
@@ -108,6 +148,7 @@ def train(
     result = TrainingResult()
     best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     bad_epochs, start_epoch = 0, 0
+    partial = None  # progress inside an interrupted epoch: batches done, loss sums, seconds
 
     checkpoint = Path(checkpoint)
     if checkpoint.exists():
@@ -117,74 +158,27 @@ def train(
             optimizer.load_state_dict(state["optimizer"])
             if scheduler is not None:
                 scheduler.load_state_dict(state["scheduler"])
-            torch.set_rng_state(state["rng"])
+            _set_rng_state(state["rng"])
             result = state["result"]
             best_state, bad_epochs = state["best_state"], state["bad_epochs"]
-            start_epoch = state["epoch"]
-            log(f"resuming from {checkpoint} after epoch {start_epoch}")
-            if state.get("finished"):
+            start_epoch, partial = state["epoch"], state["partial"]
+            where = f" and {partial['batches']} batches" if partial else ""
+            log(f"resuming from {checkpoint} after epoch {start_epoch}{where}")
+            if state["finished"]:
                 return result, best_state
         else:
             log(f"ignoring {checkpoint}: it belongs to different settings")
 
-    for epoch in range(start_epoch, settings.max_epochs):
-        started = time.perf_counter()
-        model.set_epoch(epoch)
-        model.train()
-        total, count = 0.0, 0
-        for batch in tqdm(batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False):
-            optimizer.zero_grad(set_to_none=True)
-            loss_sum, n = batch_loss(model, batch)
-            if n == 0:
-                continue
-            (loss_sum / n).backward()
-            if settings.grad_clip:
-                nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
-            optimizer.step()
-            total += loss_sum.item()
-            count += n
-        model.eval()
-        with torch.no_grad():
-            val = evaluate(model)
-        seconds = time.perf_counter() - started
-        row = {
-            "epoch": epoch + 1,
-            "train_loss": total / max(count, 1),
-            "val_loss": val["loss"],
-            "val_ppl": val.get("ppl"),
-            "val_wcpa": val.get("wcpa"),
-            "temperature": getattr(model, "temperature", None),
-            "lr": optimizer.param_groups[0]["lr"],
-            "seconds": seconds,
-        }
-        result.history.append(row)
-        result.seconds += seconds
-        log(
-            " ".join(f"{k}={v:.5g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
-        )
-
-        if val["loss"] < result.best_loss:
-            result.best_loss, result.best_epoch, bad_epochs = val["loss"], epoch + 1, 0
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        else:
-            bad_epochs += 1
-        if scheduler is not None:
-            scheduler.step(val["loss"])
-
-        if settings.stop_loss is not None and val["loss"] < settings.stop_loss:
-            result.stopped_because = f"validation loss below {settings.stop_loss:g}"
-        elif bad_epochs >= settings.early_stopping_patience:
-            result.stopped_because = f"no improvement for {bad_epochs} epochs"
-        elif epoch + 1 == settings.max_epochs:
-            result.stopped_because = f"reached max_epochs={settings.max_epochs}"
+    def save(epochs_done: int, partial: dict | None = None) -> None:
         save_atomic(
             {
                 "digest": digest,
-                "epoch": epoch + 1,
+                "epoch": epochs_done,
+                "partial": partial,
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                "rng": torch.get_rng_state(),
+                "rng": _rng_state(),
                 "result": result,
                 "best_state": best_state,
                 "bad_epochs": bad_epochs,
@@ -192,7 +186,83 @@ def train(
             },
             checkpoint,
         )
-        if result.stopped_because:
-            break
+
+    with catch_signals() as received:
+        for epoch in range(start_epoch, settings.max_epochs):
+            started = time.perf_counter()
+            skip, total, count, earlier = 0, 0.0, 0, 0.0
+            if partial is not None:
+                skip, total, count, earlier = (
+                    partial["batches"],
+                    partial["total"],
+                    partial["count"],
+                    partial["seconds"],
+                )
+                partial = None
+            model.set_epoch(epoch)
+            model.train()
+            progress = tqdm(batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False)
+            for index, batch in enumerate(progress):
+                if index < skip:
+                    continue
+                optimizer.zero_grad(set_to_none=True)
+                loss_sum, n = batch_loss(model, batch)
+                if n > 0:
+                    (loss_sum / n).backward()
+                    if settings.grad_clip:
+                        nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+                    optimizer.step()
+                    total += loss_sum.item()
+                    count += n
+                if received:
+                    seconds = earlier + time.perf_counter() - started
+                    save(
+                        epoch,
+                        {"batches": index + 1, "total": total, "count": count, "seconds": seconds},
+                    )
+                    log(f"checkpoint written in epoch {epoch + 1} after batch {index + 1}")
+                    raise TrainingInterrupted(received[0])
+            model.eval()
+            with torch.no_grad():
+                val = evaluate(model)
+            seconds = earlier + time.perf_counter() - started
+            row = {
+                "epoch": epoch + 1,
+                "train_loss": total / max(count, 1),
+                "val_loss": val["loss"],
+                "val_ppl": val.get("ppl"),
+                "val_wcpa": val.get("wcpa"),
+                "temperature": getattr(model, "temperature", None),
+                "lr": optimizer.param_groups[0]["lr"],
+                "seconds": seconds,
+            }
+            result.history.append(row)
+            result.seconds += seconds
+            log(
+                " ".join(
+                    f"{k}={v:.5g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
+                )
+            )
+
+            if val["loss"] < result.best_loss:
+                result.best_loss, result.best_epoch, bad_epochs = val["loss"], epoch + 1, 0
+                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            else:
+                bad_epochs += 1
+            if scheduler is not None:
+                scheduler.step(val["loss"])
+
+            if settings.stop_loss is not None and val["loss"] < settings.stop_loss:
+                result.stopped_because = f"validation loss below {settings.stop_loss:g}"
+            elif bad_epochs >= settings.early_stopping_patience:
+                result.stopped_because = f"no improvement for {bad_epochs} epochs"
+            elif epoch + 1 == settings.max_epochs:
+                result.stopped_because = f"reached max_epochs={settings.max_epochs}"
+            save(epoch + 1)
+            if result.stopped_because:
+                break
+            if received:
+                log(f"checkpoint written after epoch {epoch + 1}")
+                raise TrainingInterrupted(received[0])
     log(f"stopped: {result.stopped_because}; best epoch {result.best_epoch}")
     return result, best_state

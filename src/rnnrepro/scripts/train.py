@@ -22,6 +22,7 @@ from rnnrepro.models import build_model, save_model
 from rnnrepro.objectives import sequence_loss
 from rnnrepro.training import (
     HISTORY_COLUMNS,
+    TrainingInterrupted,
     TrainingSettings,
     seed_everything,
     select_device,
@@ -52,7 +53,7 @@ def write_history(rows: list[dict], path: str) -> None:
     os.replace(tmp, path)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = json.loads(args.run)
     settings = TrainingSettings.from_dict(run["training"])
@@ -100,16 +101,20 @@ def main(argv: list[str] | None = None) -> None:
         result = evaluate_dyck(model, val_seqs, tokens, reading=run["reading"], device=device)
         return {"loss": result.loss, "ppl": result.ppl, "wcpa": result.wcpa}
 
-    result, best_state = train(
-        model,
-        settings,
-        batches,
-        batch_loss,
-        evaluate,
-        args.checkpoint,
-        digest,
-        log=lambda line: print(line, flush=True),
-    )
+    try:
+        result, best_state = train(
+            model,
+            settings,
+            batches,
+            batch_loss,
+            evaluate,
+            args.checkpoint,
+            digest,
+            log=lambda line: print(line, flush=True),
+        )
+    except TrainingInterrupted as interrupt:
+        print(f"{interrupt}; rerun to resume from {args.checkpoint}", flush=True)
+        return 128 + interrupt.signum
     model.load_state_dict(best_state)
     Path(args.out_model).parent.mkdir(parents=True, exist_ok=True)
     write_history(result.history, args.out_history)
@@ -127,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         stopped_because=result.stopped_because,
         params={"total": model.num_parameters(), "recurrent": model.recurrent_parameters()},
     )
+    return 0
 
 
 if __name__ == "__main__":
