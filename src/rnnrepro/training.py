@@ -59,13 +59,6 @@ class TrainingResult:
     stopped_because: str = ""
 
 
-def select_device(name: str) -> torch.device:
-    """``auto`` picks CUDA when available, else CPU."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
 def seed_everything(seed: int) -> None:
     """Seed torch and make CPU kernels deterministic."""
     torch.manual_seed(seed)

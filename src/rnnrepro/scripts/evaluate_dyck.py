@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from rnnrepro.data import dyck
+from rnnrepro.devices import select_device
 from rnnrepro.evaluation.dyck import evaluate_dyck, ldpa_rows
 from rnnrepro.models import load_model
-from rnnrepro.training import select_device
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,6 +17,7 @@ import torch
 
 from rnnrepro.data import dyck
 from rnnrepro.data.batching import Vocabulary, padded_batches
+from rnnrepro.devices import select_device
 from rnnrepro.evaluation.dyck import evaluate_dyck
 from rnnrepro.models import build_model, save_model
 from rnnrepro.objectives import sequence_loss
@@ -25,7 +26,6 @@ from rnnrepro.training import (
     TrainingInterrupted,
     TrainingSettings,
     seed_everything,
-    select_device,
     train,
 )
 
