@@ -1,0 +1,269 @@
+"""Cost before launch: training jobs and device-hours of a scale, from a throughput table.
+
+Model of one run's cost (kept free of torch imports):
+
+- tokens per epoch: training sequences × (mean length + 1 for ``<end>``); the mean comes from
+  the exact length distribution of the Dyck sampler for the scale's min/max length;
+- computed tokens include the padding of each batch to its longest sequence (expected maximum
+  of ``batch_size`` lengths); validation batches of ``VAL_BATCH_SIZE`` run forward only and
+  count at ``VAL_COST`` of a training token;
+- seconds per epoch = computed tokens / tokens_per_s of the architecture's benchmark row;
+- epochs: ``max_epochs`` of the run's training procedure (upper bound) and an expected figure:
+  the run's own ``history.csv`` when it has finished, else the mean over finished runs of the
+  same experiment and model, else ``expected_fraction`` × ``max_epochs``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from . import config as cfg
+
+VAL_BATCH_SIZE = 64  # rnnrepro.evaluation.dyck.evaluate_dyck's default batch size
+VAL_COST = 1 / 3  # a forward-only token costs about a third of a forward + backward one
+DEFAULT_EXPECTED_FRACTION = 0.25  # of max_epochs, for runs with no finished run to go by
+
+
+class CostError(ValueError):
+    """The cost cannot be estimated (e.g. no throughput for an architecture)."""
+
+
+@cache
+def length_distribution(m: int, min_len: int, max_len: int) -> tuple[tuple[int, float], ...]:
+    """Exact ``(length, probability)`` pairs of the m-bounded Dyck sampler (any k).
+
+    Follows the depth of the stack: the bracket types do not change the length. Mass passing
+    ``max_len`` is discarded and the rest renormalised, as the sampler's rejection does.
+    """
+    if m < 1 or min_len < 0 or min_len + min_len % 2 > max_len:
+        raise ValueError(f"no Dyck lengths for m={m}, lengths {min_len}-{max_len}")
+    mass = [1.0] + [0.0] * m  # probability of depth d after n tokens, not yet ended
+    ended: list[tuple[int, float]] = []
+    for n in range(max_len + 1):
+        can_end = n >= min_len
+        if can_end and mass[0] > 0:
+            ended.append((n, mass[0] * 0.5))
+        new = [0.0] * (m + 1)
+        for depth, p in enumerate(mass):
+            if depth == 0:
+                new[1] += p * (0.5 if can_end else 1.0)
+            elif depth == m:
+                new[depth - 1] += p
+            else:
+                new[depth + 1] += p * 0.5
+                new[depth - 1] += p * 0.5
+        mass = new
+    total = math.fsum(p for _, p in ended)
+    return tuple((n, p / total) for n, p in ended)
+
+
+def mean_length(m: int, min_len: int, max_len: int) -> float:
+    """Expected number of bracket tokens of a sampled sequence."""
+    return math.fsum(n * p for n, p in length_distribution(m, min_len, max_len))
+
+
+def expected_max_length(m: int, min_len: int, max_len: int, draws: int) -> float:
+    """Expected longest of ``draws`` independent sequences (the padded batch length)."""
+    out, cdf, previous = 0.0, 0.0, 0.0
+    for n, p in length_distribution(m, min_len, max_len):
+        cdf += p
+        current = min(cdf, 1.0) ** draws
+        out += n * (current - previous)
+        previous = current
+    return out
+
+
+def padded_tokens(sequences: int, batch_size: int, m: int, min_len: int, max_len: int) -> float:
+    """Expected positions computed in one pass over ``sequences`` (targets + padding)."""
+    full, rest = divmod(sequences, batch_size)
+    out = full * batch_size * (expected_max_length(m, min_len, max_len, batch_size) + 1)
+    if rest:
+        out += rest * (expected_max_length(m, min_len, max_len, rest) + 1)
+    return out
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Training tokens/s by (benchmark size, model) and the device they were measured on."""
+
+    tokens_per_s: dict[tuple[str, str], float]
+    device: str
+    source: str
+
+    def lookup(self, size: str, architecture: str) -> float:
+        try:
+            return self.tokens_per_s[(size, architecture)]
+        except KeyError:
+            known = sorted(model for s, model in self.tokens_per_s if s == size)
+            raise CostError(
+                f"no throughput for architecture {architecture!r} at benchmark size {size!r} in "
+                f"{self.source} (rows at that size: {', '.join(known) or 'none'}); rerun "
+                f"benchmarks/bench_cells.py"
+            ) from None
+
+
+def read_throughput(
+    path: str | Path, device: str | None = None, default_device: str = "unknown device"
+) -> Throughput:
+    """Read a bench_cells.py CSV; the device is ``device``, the CSV's ``device`` column or
+    ``default_device``, in that order."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    missing = {"size", "model", "tokens_per_s"} - set(rows[0] if rows else {})
+    if missing:
+        raise CostError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+    try:
+        table = {(r["size"], r["model"]): float(r["tokens_per_s"]) for r in rows}
+    except (TypeError, ValueError):
+        raise CostError(f"{path}: a tokens_per_s value is missing or not a number") from None
+    devices = sorted({r["device"] for r in rows if r.get("device")})
+    label = device or ", ".join(devices) or default_device
+    return Throughput(table, label, str(path))
+
+
+def benchmark_size(dataset: str) -> str:
+    """The bench_cells.py size whose models match a dataset's."""
+    if dataset.startswith(cfg.DYCK_PREFIX):
+        return "dyck"
+    raise CostError(f"no benchmark size for dataset {dataset!r}")
+
+
+@dataclass(frozen=True)
+class History:
+    """What a finished run's history.csv says about its cost."""
+
+    epochs: int
+    seconds_per_epoch: float | None  # measured on the machine that trained it
+
+
+def read_history(runs_dir: str | Path, run: cfg.Run) -> History | None:
+    """The history of a finished run, ``None`` if it has not finished."""
+    path = Path(runs_dir, run.path, "history.csv")
+    if not path.is_file():
+        return None
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return None
+    seconds = [float(r["seconds"]) for r in rows if r.get("seconds")]
+    return History(len(rows), math.fsum(seconds) / len(seconds) if seconds else None)
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """Estimated cost of one training job."""
+
+    run: cfg.Run
+    architecture: str
+    train_tokens: float  # per epoch, targets only
+    computed_tokens: float  # per epoch: training + padding + VAL_COST × validation
+    tokens_per_s: float
+    max_epochs: int
+    expected_epochs: float
+    epochs_basis: str  # "history", "same model" or "fraction"
+    measured_seconds_per_epoch: float | None = None  # from the run's history.csv, if finished
+
+    @property
+    def seconds_per_epoch(self) -> float:
+        return self.computed_tokens / self.tokens_per_s
+
+    @property
+    def upper_hours(self) -> float:
+        return self.max_epochs * self.seconds_per_epoch / 3600
+
+    @property
+    def expected_hours(self) -> float:
+        return self.expected_epochs * self.seconds_per_epoch / 3600
+
+
+def run_cost(
+    config: dict,
+    run: cfg.Run,
+    throughput: Throughput,
+    expected_epochs: float,
+    basis: str,
+    measured_seconds: float | None = None,
+) -> RunCost:
+    """Cost of one run given its expected number of epochs."""
+    settings = cfg.run_config(config, run.experiment, run.dataset, run.model)
+    dyck = cfg.scale_settings(config)["dyck"]
+    m, lo, hi = settings["dyck"]["m"], dyck["min_length"], dyck["max_length"]
+    n_train, n_val = dyck["sizes"]["train"], dyck["sizes"]["val"]
+    batch = settings["training"]["batch_size"]
+    computed = padded_tokens(n_train, batch, m, lo, hi)
+    computed += VAL_COST * padded_tokens(n_val, VAL_BATCH_SIZE, m, lo, hi)
+    max_epochs = settings["training"]["max_epochs"]
+    return RunCost(
+        run=run,
+        architecture=settings["architecture"],
+        train_tokens=n_train * (mean_length(m, lo, hi) + 1),
+        computed_tokens=computed,
+        tokens_per_s=throughput.lookup(benchmark_size(run.dataset), settings["architecture"]),
+        max_epochs=max_epochs,
+        expected_epochs=min(expected_epochs, max_epochs),
+        epochs_basis=basis,
+        measured_seconds_per_epoch=measured_seconds,
+    )
+
+
+def estimate(
+    config: dict,
+    throughput: Throughput,
+    runs_dir: str | Path | None = None,
+    expected_fraction: float = DEFAULT_EXPECTED_FRACTION,
+) -> list[RunCost]:
+    """Cost of every run of the config's scale; ``runs_dir`` holds finished runs (epochs)."""
+    cfg.check(config)
+    all_runs = cfg.runs(config)
+    done = {r: read_history(runs_dir, r) for r in all_runs} if runs_dir else {}
+    out = []
+    for run in all_runs:
+        own = done.get(run)
+        siblings = [
+            h.epochs
+            for r, h in done.items()
+            if h and (r.experiment, r.model) == (run.experiment, run.model)
+        ]
+        if own:
+            epochs, basis = float(own.epochs), "history"
+        elif siblings:
+            epochs, basis = sum(siblings) / len(siblings), "same model"
+        else:
+            training = cfg.run_config(config, run.experiment, run.dataset, run.model)["training"]
+            epochs, basis = expected_fraction * training["max_epochs"], "fraction"
+        measured = own.seconds_per_epoch if own else None
+        out.append(run_cost(config, run, throughput, epochs, basis, measured))
+    return out
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Jobs and hours of one experiment (or ``total``)."""
+
+    experiment: str
+    jobs: int
+    expected_hours: float
+    upper_hours: float
+
+
+def summarise(costs: Iterable[RunCost]) -> list[Summary]:
+    """One row per experiment (config order) and a final ``total`` row."""
+    costs = list(costs)
+    groups: dict[str, list[RunCost]] = {}
+    for c in costs:
+        groups.setdefault(c.run.experiment, []).append(c)
+    groups["total"] = costs
+    return [
+        Summary(
+            name,
+            len(group),
+            math.fsum(c.expected_hours for c in group),
+            math.fsum(c.upper_hours for c in group),
+        )
+        for name, group in groups.items()
+    ]

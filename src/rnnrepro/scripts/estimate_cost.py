@@ -1,0 +1,122 @@
+"""Print the training jobs and device-hours per experiment of a scale, before launching it.
+
+    python -m rnnrepro.scripts.estimate_cost [--config config.yaml] [--scale paper] \\
+        [--throughput benchmarks/results/cells.csv] [--out cost.csv]
+
+Hours are device-hours of the device the throughput table was measured on, one job at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+from rnnrepro import config as cfg
+from rnnrepro.cost import (
+    DEFAULT_EXPECTED_FRACTION,
+    VAL_COST,
+    CostError,
+    Summary,
+    estimate,
+    read_throughput,
+    summarise,
+)
+
+# benchmarks/bench_cells.py has no --device option and sets torch.set_num_threads(1).
+BENCH_DEVICE = "CPU, 1 thread (benchmarks/bench_cells.py measures on CPU only)"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("config.yaml"))
+    parser.add_argument("--scale", help="override the config's scale")
+    parser.add_argument(
+        "--throughput", type=Path, default=Path("benchmarks/results/cells.csv"),
+        help="CSV of benchmarks/bench_cells.py (size, model, tokens_per_s, ...)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--device-label",
+        help="device the throughput CSV was measured on (default: its 'device' column, else "
+        "bench_cells.py's CPU)",
+    )
+    parser.add_argument(
+        "--runs-dir", type=Path, default=Path("results/runs"),
+        help="finished runs of this scale: their history.csv gives the expected epochs",
+    )  # fmt: skip
+    parser.add_argument(
+        "--expected-fraction", type=float, default=DEFAULT_EXPECTED_FRACTION,
+        help="expected epochs as a fraction of max_epochs when no run of the model has finished",
+    )  # fmt: skip
+    parser.add_argument("--out", type=Path, help="write the table as CSV")
+    return parser.parse_args(argv)
+
+
+def format_table(rows: list[Summary]) -> str:
+    lines = [f"{'experiment':12} {'jobs':>5} {'expected h':>11} {'upper-bound h':>14}"]
+    for r in rows:
+        if r.experiment == "total":
+            lines.append("-" * len(lines[0]))
+        lines.append(
+            f"{r.experiment:12} {r.jobs:>5} {r.expected_hours:>11.2f} {r.upper_hours:>14.2f}"
+        )
+    return "\n".join(lines)
+
+
+def write_csv(rows: list[Summary], device: str, path: Path) -> None:
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["experiment", "jobs", "expected_hours", "upper_bound_hours", "device"])
+        for r in rows:
+            writer.writerow(
+                [r.experiment, r.jobs, f"{r.expected_hours:.3f}", f"{r.upper_hours:.3f}", device]
+            )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    config = yaml.safe_load(args.config.read_text())
+    if args.scale:
+        config["scale"] = args.scale
+    try:
+        throughput = read_throughput(args.throughput, args.device_label, BENCH_DEVICE)
+        costs = estimate(config, throughput, args.runs_dir, args.expected_fraction)
+    except (CostError, cfg.ConfigError) as error:
+        print(f"estimate_cost: {error}", file=sys.stderr)
+        return 2
+    rows = summarise(costs)
+    bases = Counter(c.epochs_basis for c in costs)
+    print(f"Cost of scale {config['scale']!r} ({args.config}): {len(costs)} training jobs")
+    print(f"Throughput: {args.throughput}, measured on {throughput.device}.")
+    print("Hours are device-hours of that device, one job at a time (not GPU-hours unless the")
+    print("table was measured on a GPU); divide by the number of jobs run in parallel.\n")
+    print(format_table(rows))
+    print(
+        f"\nupper bound: every run reaches its max_epochs. expected epochs: "
+        f"{bases['history']} run(s) from their history.csv, {bases['same model']} from finished "
+        f"runs of the same model, {bases['fraction']} at {args.expected_fraction:g} × max_epochs."
+    )
+    print(
+        f"Per epoch: training tokens padded per batch + validation (batch 64) at {VAL_COST:.2f} "
+        "of the training cost."
+    )
+    finished = [c for c in costs if c.measured_seconds_per_epoch]
+    if finished:
+        measured = sum(c.measured_seconds_per_epoch for c in finished)
+        estimated = sum(c.seconds_per_epoch for c in finished)
+        print(
+            f"Check: the {len(finished)} finished run(s) under {args.runs_dir} took "
+            f"{measured / estimated:.2f} × their estimated seconds per epoch."
+        )
+    if args.out:
+        write_csv(rows, throughput.device, args.out)
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Cost estimate: token counts, job counts, scaling with epochs and throughput, CLI."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import statistics
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+import yaml
+from pipeline_utils import ROOT, base_config
+
+from rnnrepro import config as cfg
+from rnnrepro import cost
+from rnnrepro.data import dyck
+from rnnrepro.scripts import estimate_cost
+
+CELLS = ROOT / "benchmarks" / "results" / "cells.csv"
+
+
+@pytest.fixture(scope="module")
+def throughput() -> cost.Throughput:
+    return cost.read_throughput(CELLS)
+
+
+def tiny_config(min_len: int = 4, max_len: int = 4) -> dict:
+    """Smoke scale with 7 / 3 sequences of lengths min_len..max_len."""
+    config = base_config()
+    config["scale"] = "smoke"
+    dyck_scale = config["scales"]["smoke"]["dyck"]
+    dyck_scale.update(min_length=min_len, max_length=max_len, m=[2])
+    dyck_scale["sizes"] = {"train": 7, "val": 3, "test": 3}
+    return config
+
+
+def test_mean_length_matches_the_sampler():
+    exact = cost.mean_length(3, 6, 30)
+    lengths = [len(s) for s in dyck.generate(600, 2, 3, 6, 30, seed=11)]
+    stderr = statistics.stdev(lengths) / len(lengths) ** 0.5
+    assert abs(exact - statistics.mean(lengths)) < 4 * stderr
+    probs = [p for _, p in cost.length_distribution(3, 6, 30)]
+    assert sum(probs) == pytest.approx(1.0)
+    assert cost.expected_max_length(3, 6, 30, 1) == pytest.approx(exact)
+    assert exact < cost.expected_max_length(3, 6, 30, 8) <= 30
+
+
+def test_token_counting_on_a_tiny_config(throughput):
+    config = tiny_config()  # every sequence has exactly 4 brackets: no padding
+    run = cfg.runs(config, "seed000", "lstm")[0]
+    c = cost.run_cost(config, run, throughput, expected_epochs=1, basis="fraction")
+    assert c.train_tokens == pytest.approx(7 * 5)  # 4 brackets + <end>
+    assert c.computed_tokens == pytest.approx(7 * 5 + cost.VAL_COST * 3 * 5)
+    assert c.seconds_per_epoch == pytest.approx(c.computed_tokens / c.tokens_per_s)
+
+
+def test_padding_adds_tokens_only_for_batches_of_mixed_lengths(throughput):
+    config = tiny_config(4, 30)
+    config["training"]["seed000_dyck"]["batch_size"] = 1
+    run = cfg.runs(config, "seed000", "lstm")[0]
+    unpadded = cost.run_cost(config, run, throughput, 1, "fraction")
+    validation = cost.VAL_COST * cost.padded_tokens(3, cost.VAL_BATCH_SIZE, 2, 4, 30)
+    assert validation > cost.VAL_COST * 3 / 7 * unpadded.train_tokens  # one padded batch of 3
+    assert unpadded.computed_tokens == pytest.approx(unpadded.train_tokens + validation)
+    config["training"]["seed000_dyck"]["batch_size"] = 7
+    padded = cost.run_cost(config, run, throughput, 1, "fraction")
+    assert padded.train_tokens == unpadded.train_tokens
+    assert padded.computed_tokens > unpadded.computed_tokens * 1.2
+
+
+@pytest.mark.parametrize("scale", ["paper", "smoke"])
+def test_job_counts_equal_the_number_of_runs(throughput, scale):
+    config = base_config()
+    config["scale"] = scale
+    rows = cost.summarise(cost.estimate(config, throughput))
+    jobs = {r.experiment: r.jobs for r in rows}
+    assert jobs["total"] == len(cfg.runs(config))
+    for experiment in config["experiments"]:
+        assert jobs[experiment] == len(cfg.runs(config, experiment))
+
+
+def test_hours_scale_linearly_with_epochs(throughput):
+    config = base_config()
+    low = cost.summarise(cost.estimate(config, throughput, expected_fraction=0.1))[-1]
+    high = cost.summarise(cost.estimate(config, throughput, expected_fraction=0.3))[-1]
+    assert high.expected_hours == pytest.approx(3 * low.expected_hours)
+    assert high.upper_hours == pytest.approx(low.upper_hours)
+
+    capped = copy.deepcopy(config)
+    for training in capped["training"].values():
+        training["max_epochs"] //= 2  # 300, 100, 200 halve exactly
+    half = cost.summarise(cost.estimate(capped, throughput))[-1]
+    assert half.upper_hours == pytest.approx(low.upper_hours / 2)
+
+
+def test_hours_scale_inversely_with_throughput(throughput):
+    config = base_config()
+    faster = replace(
+        throughput, tokens_per_s={k: 4 * v for k, v in throughput.tokens_per_s.items()}
+    )
+    base = cost.summarise(cost.estimate(config, throughput))[-1]
+    fast = cost.summarise(cost.estimate(config, faster))[-1]
+    assert fast.expected_hours == pytest.approx(base.expected_hours / 4)
+    assert fast.upper_hours == pytest.approx(base.upper_hours / 4)
+
+
+def test_missing_architecture_names_it(throughput):
+    table = {k: v for k, v in throughput.tokens_per_s.items() if k != ("dyck", "mmlstm")}
+    with pytest.raises(cost.CostError, match="'mmlstm'.*'dyck'"):
+        cost.estimate(base_config(), replace(throughput, tokens_per_s=table))
+
+
+def test_finished_runs_give_the_expected_epochs(tmp_path, throughput):
+    config = base_config()
+    done = cfg.Run("seed001", "dyck_m4", "dyck_rnn", 1)
+    history = tmp_path / done.path / "history.csv"
+    history.parent.mkdir(parents=True)
+    history.write_text("epoch,train_loss,seconds\n1,0.5,10\n2,0.4,20\n3,0.3,30\n")
+    costs = {c.run: c for c in cost.estimate(config, throughput, tmp_path, 0.5)}
+    assert (costs[done].expected_epochs, costs[done].epochs_basis) == (3, "history")
+    assert costs[done].measured_seconds_per_epoch == pytest.approx(20)
+    sibling = costs[cfg.Run("seed001", "dyck_m8", "dyck_rnn", 2)]
+    assert (sibling.expected_epochs, sibling.epochs_basis) == (3, "same model")
+    other = costs[cfg.Run("seed001", "dyck_m4", "dyck_rnn_1d", 1)]
+    assert (other.expected_epochs, other.epochs_basis) == (50, "fraction")
+
+
+def test_cli_on_the_shipped_config(tmp_path, capsys):
+    out = tmp_path / "cost.csv"
+    args = ["--config", str(ROOT / "config.yaml"), "--throughput", str(CELLS)]
+    code = estimate_cost.main([*args, "--runs-dir", str(tmp_path), "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    assert f"{len(cfg.runs(config))} training jobs" in printed
+    assert "CPU, 1 thread" in printed and "device-hours" in printed
+    with out.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["experiment"] for r in rows] == [*config["experiments"], "total"]
+    assert float(rows[-1]["upper_bound_hours"]) > float(rows[-1]["expected_hours"]) > 0
+
+    code = estimate_cost.main([*args, "--scale", "huge"])
+    assert code == 2
+    assert "huge" in capsys.readouterr().err
+
+
+def test_cli_runs_as_a_module():
+    proc = subprocess.run(
+        [sys.executable, "-m", "rnnrepro.scripts.estimate_cost", "--scale", "smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Cost of scale 'smoke'" in proc.stdout
