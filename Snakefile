@@ -10,6 +10,7 @@ configfile: "config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/resources.smk"
 
 
 rule all:

@@ -71,23 +71,27 @@ rule table_seed001_dyck:
         " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
 
 
-rule figure_seed000:
-    input:
-        lambda w: run_files(FIGURE_INPUTS[w.figure][1], FIGURE_INPUTS[w.figure][2]),
-    output:
-        report(
-            "results/figures/seed000_{figure}.png",
-            caption="../report/seed000_{figure}.rst",
-            category="Seed 000",
-        ),
-    log:
-        "results/logs/figures/seed000_{figure}.log",
-    wildcard_constraints:
-        figure="|".join(FIGURE_INPUTS),
-    conda:
-        "../../envs/rnnrepro.yaml"
-    params:
-        kind=lambda w: FIGURE_INPUTS[w.figure][0],
-    shell:
-        "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
-        " > {log} 2>&1"
+# One rule per seed-000 figure (a loop, so that each gets its own report caption).
+for figure, (kind, run_file, figure_runs) in FIGURE_INPUTS.items():
+
+    rule:
+        name:
+            f"figure_seed000_{figure}"
+        input:
+            run_files(run_file, figure_runs),
+        output:
+            report(
+                f"results/figures/seed000_{figure}.png",
+                caption=f"../report/seed000_{figure}.rst",
+                category="Seed 000",
+            ),
+        log:
+            f"results/logs/figures/seed000_{figure}.log",
+        localrule: True
+        conda:
+            "../../envs/rnnrepro.yaml"
+        params:
+            kind=kind,
+        shell:
+            "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
+            " > {log} 2>&1"
