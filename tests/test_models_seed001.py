@@ -291,3 +291,67 @@ def test_dyck_rnn_learns_dyck_2_with_adam():
             break
     assert accuracy(model, *test) == 1.0
     assert accuracy(model, *train) == 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused recurrences: both backward paths and the nn.RNN replacement
+
+
+@pytest.mark.parametrize("few_calls_max_hidden", [64, 0])
+@pytest.mark.parametrize("name,hparams", LM_CONFIGS[1:])
+def test_loop_backward_paths_equal_naive(name, hparams, few_calls_max_hidden, monkeypatch):
+    """Larger sizes use per-step loops instead of precomputed state Jacobians: force them."""
+    from rnnrepro.models import multi_matrix, multiplicative
+
+    monkeypatch.setattr(multiplicative, "JACOBIAN_MAX_ELEMENTS", 0)
+    monkeypatch.setattr(multi_matrix, "JACOBIAN_MAX_ELEMENTS", 0)
+    monkeypatch.setattr(multi_matrix, "FEW_CALLS_MAX_HIDDEN", few_calls_max_hidden)
+    test_efficient_recurrence_equals_naive_per_example_matrices(name, hparams)
+    test_recurrences_pass_gradcheck(name in ("mlstm", "mmlstm"))
+
+
+def test_recurrences_with_one_step_pass_gradcheck():
+    torch.manual_seed(0)
+    B, n, K = 2, 3, 2
+    for lstm in (False, True):
+        G = 4 if lstm else 1
+
+        def rand(*shape):
+            return torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+
+        c0 = rand(B, n) if lstm else None
+        args = (rand(1, B, G * n), rand(1, B, n), rand(B, n), c0, rand(G * n, n))
+        assert torch.autograd.gradcheck(MultiplicativeRecurrence.apply, args)
+        v0 = torch.softmax(torch.randn(B, G * K, dtype=torch.float64), -1).requires_grad_()
+        args = (rand(1, B, G * n), rand(1, B, G * K), rand(B, n), c0, v0, rand(G, K, n, n))
+        args += (rand(G * K, n), rand(G * K, G * K))
+        assert torch.autograd.gradcheck(MultiMatrixRecurrence.apply, args)
+
+
+def test_fused_tanh_rnn_equals_nn_rnn():
+    from torch import nn
+
+    from rnnrepro.models.rnn import TanhRecurrence, TanhRNN
+
+    torch.manual_seed(0)
+    rnn = TanhRNN(4, 5, num_layers=2).double()
+    x = torch.randn(6, 3, 4, dtype=torch.float64)
+    h0 = torch.randn(2, 3, 5, dtype=torch.float64)
+    weights = torch.randn(6, 3, 5, dtype=torch.float64)
+
+    def run(forward):
+        rnn.zero_grad()
+        out, h_n = forward(rnn, x, h0)
+        ((out * weights).sum() + h_n.sum()).backward()
+        return out.detach(), h_n.detach(), [p.grad.clone() for p in rnn.parameters()]
+
+    fused, reference = run(TanhRNN.forward), run(nn.RNN.forward)
+    got_all, want_all = fused[:2] + tuple(fused[2]), reference[:2] + tuple(reference[2])
+    for got, want in zip(got_all, want_all, strict=True):
+        torch.testing.assert_close(got, want)
+
+    def rand(*shape):
+        return torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+
+    args = (rand(4, 2, 3), rand(2, 3), rand(3, 3))
+    assert torch.autograd.gradcheck(TanhRecurrence.apply, args)

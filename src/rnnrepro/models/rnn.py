@@ -1,5 +1,9 @@
 """Vanilla (Elman, tanh) RNN language model (MODELS §0.1, seed 001 baseline).
 
+The recurrence is ``TanhRNN``, an ``nn.RNN`` (same parameters, state and results) whose time loop
+is a hand-written BPTT (``TanhRecurrence``): on CPU, ``nn.RNN`` records several autograd nodes per
+step (about 4x the time of ``nn.LSTM``, which runs as one oneDNN call, at the Dyck size).
+
 Also defines ``EmbeddingLM``, the embedding -> recurrence -> dropout -> Linear(h, V) shell shared
 by seed 001's language models (dropout on h before the output layer, seed 001 §5.3).
 """
@@ -7,7 +11,9 @@ by seed 001's language models (dropout on h before the output layer, seed 001 §
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.autograd.function import once_differentiable
 
 from .base import RecurrentLM
 
@@ -52,7 +58,73 @@ class RNNLM(EmbeddingLM):
         dropout: float = 0.0,
     ):
         super().__init__(vocab, embedding_dim, hidden_size, dropout)
-        self.rnn = nn.RNN(embedding_dim, hidden_size, num_layers, nonlinearity="tanh")
+        self.rnn = TanhRNN(embedding_dim, hidden_size, num_layers, nonlinearity="tanh")
+
+
+class TanhRecurrence(torch.autograd.Function):
+    """h_t = tanh(x_pre_t + W_hh h_{t-1}) for t = 1..T, with a hand-written BPTT.
+
+    forward(x_pre [T, B, n] (input projections plus both biases), h0 [B, n], w_hh [n, n])
+    returns h [T, B, n]. Two torch calls per step in each direction: the backward step is
+    ∂pre_t = e_t + (1 - h_t^2) ⊙ (∂pre_{t+1} W_hh), with e_t = (1 - h_t^2) ⊙ ∂L/∂h_t precomputed.
+    """
+
+    @staticmethod
+    def forward(ctx, x_pre, h0, w_hh):
+        hs = x_pre.new_empty(x_pre.shape[0] + 1, *h0.shape)
+        hs[0] = h0
+        w_t = w_hh.t()
+        steps = zip(x_pre.unbind(0), hs[:-1].unbind(0), hs[1:].unbind(0), strict=True)
+        for x_t, h_prev, h in steps:
+            torch.addmm(x_t, h_prev, w_t, out=h).tanh_()
+        ctx.save_for_backward(w_hh, hs)
+        return hs[1:]
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_h):
+        w_hh, hs = ctx.saved_tensors
+        T = grad_h.shape[0]
+        slope = 1 - hs[1:] * hs[1:]
+        d_pre = slope * grad_h  # e_t, completed in place step by step
+        d_h = torch.empty_like(hs[0])
+        steps = zip(d_pre[:-1].unbind(0), slope[:-1].unbind(0), d_pre[1:].unbind(0), strict=True)
+        for out, s, d_next in reversed(list(steps)):
+            torch.mm(d_next, w_hh, out=d_h)
+            out.addcmul_(s, d_h)
+        d_w = d_pre.view(T * hs.shape[1], -1).t() @ hs[:-1].reshape(-1, hs.shape[2])
+        return d_pre, d_pre[0] @ w_hh, d_w
+
+
+class TanhRNN(nn.RNN):
+    """``nn.RNN`` (tanh, unidirectional, time-major) with the time loop of ``TanhRecurrence``.
+
+    Same parameters, state and results as ``nn.RNN`` (dropout between layers included); other
+    configurations and packed sequences fall back to ``nn.RNN.forward``.
+    """
+
+    def forward(self, input, hx=None):  # noqa: A002 (nn.RNN's signature)
+        if (
+            not isinstance(input, Tensor)
+            or input.dim() != 3
+            or self.mode != "RNN_TANH"
+            or self.bidirectional
+            or self.batch_first
+        ):
+            return super().forward(input, hx)
+        if hx is None:
+            hx = input.new_zeros(self.num_layers, input.shape[1], self.hidden_size)
+        x, last = input, []
+        for layer in range(self.num_layers):
+            if layer > 0 and self.dropout > 0:
+                x = F.dropout(x, self.dropout, self.training)
+            w_ih, w_hh = getattr(self, f"weight_ih_l{layer}"), getattr(self, f"weight_hh_l{layer}")
+            bias = None
+            if self.bias:
+                bias = getattr(self, f"bias_ih_l{layer}") + getattr(self, f"bias_hh_l{layer}")
+            x = TanhRecurrence.apply(F.linear(x, w_ih, bias), hx[layer], w_hh)
+            last.append(x[-1])
+        return x, torch.stack(last)
 
 
 def uniform_(tensor: Tensor, fan_in: int) -> Tensor:
