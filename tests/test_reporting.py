@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import torch
 
+from rnnrepro.data.dyck import read_sequences
 from rnnrepro.models import build_model, save_model
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
     final_training_epoch,
     first_short_sequence,
     principal_angles,
-    read_sequences,
 )
 from rnnrepro.reporting.figures import FIGURES, run_key
 from rnnrepro.reporting.reference import load_reference

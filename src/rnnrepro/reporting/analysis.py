@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,12 +28,6 @@ def principal_angles(matrices: Sequence[torch.Tensor | np.ndarray]) -> pd.DataFr
             for k, angle in enumerate(angles, start=1)
         ]
     return pd.DataFrame(rows, columns=["pair", "index", "angle_deg"])
-
-
-def read_sequences(path: str | Path) -> list[list[str]]:
-    """Test sequences: one per line, space-separated tokens (blank lines skipped)."""
-    lines = Path(path).read_text().splitlines()
-    return [line.split() for line in lines if line.strip()]
 
 
 def first_short_sequence(sequences: Sequence[list[str]], max_length: int) -> list[str]:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 
+from rnnrepro.data.dyck import read_sequences
 from rnnrepro.models import load_model
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
     final_training_epoch,
     first_short_sequence,
     principal_angles,
-    read_sequences,
 )
 
 
