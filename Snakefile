@@ -1,5 +1,5 @@
 # Reproduction pipeline for recurrent LM papers with input-dependent transitions.
-# Targets: all (default), dyck. See README.md.
+# Targets: all (default), dyck, seed001, seed003. See README.md.
 
 from snakemake.utils import min_version
 
@@ -22,6 +22,16 @@ rule all:
 rule dyck:
     input:
         dyck_targets(),
+
+
+rule seed001:
+    input:
+        seed001_targets(),
+
+
+rule seed003:
+    input:
+        seed003_targets(),
 
 
 include: "workflow/rules/data.smk"

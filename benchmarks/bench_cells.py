@@ -6,12 +6,19 @@ seconds per batch, tokens/s = T·B / seconds, and the time ratio to the referenc
 ``nn.LSTM`` LM (Embedding -> nn.LSTM -> Linear, built here) at the same size.
 
     python benchmarks/bench_cells.py [--sizes dyck wt2] [--repeats 3] [--out FILE]
+
+``--text`` instead times the paper-size text models of seeds 001 and 003 (``TEXT_SIZES``: one
+list of (model, hyper-parameters) per shape), relative to the registry ``lstm`` (nn.LSTM) with
+h = 991, e = 128 at the same B, T, V; default output benchmarks/results/cells_text.csv:
+
+    python benchmarks/bench_cells.py --text [--text-sizes char001 char003] [--time-steps T]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import statistics
 import time
 from pathlib import Path
@@ -29,6 +36,60 @@ SIZES = {
     "dyck": dict(B=10, T=200, vocab=DYCK_VOCAB, e=30, h=12, stack_depth=4),
     # WikiText-2 model size; the decoder uses a smaller vocabulary (see --wt2-vocab)
     "wt2": dict(B=64, T=70, vocab=None, e=300, h=600, stack_depth=None),
+}
+# Seed 001 character level (PTB char, V = 50, e = 128; MODELS §2.6 sizes, ≈4.5M parameters) and
+# seed 003 (PTB lines, V = 27 one-hot characters; MODELS §4.3 sizes, ≈500k parameters).
+# size -> batch, time steps, vocabulary size, [(label, registry name, hyper-parameters)]
+TEXT_REFERENCE = ("lstm h=991 (reference)", "lstm", {"embedding_dim": 128, "hidden_size": 991})
+
+
+def _char001(name: str, h: int, layers: int = 1) -> tuple[str, str, dict]:
+    hp = {"embedding_dim": 128, "hidden_size": h}
+    if layers > 1:
+        hp["num_layers"] = layers
+    return (f"{name} {layers}x{h}" if layers > 1 else f"{name} h={h}", name, hp)
+
+
+TEXT_SIZES = {
+    "char001": dict(
+        B=128,
+        T=120,
+        V=50,
+        models=[
+            TEXT_REFERENCE,
+            _char001("rnn", 2032),
+            _char001("rnn", 1194, 2),
+            _char001("lstm", 589, 2),
+            _char001("mrnn", 1972),
+            _char001("mlstm", 977),
+            _char001("mmrnn", 1038),
+            _char001("mmrnn", 696, 2),
+            _char001("mmlstm", 512),
+            _char001("mmlstm", 345, 2),
+        ],
+    ),
+    "char003": dict(
+        B=64,
+        T=120,
+        V=27,
+        models=[
+            TEXT_REFERENCE,
+            (
+                "second_order_rnn D+E h=m=395 tanh",
+                "second_order_rnn",
+                {"hidden_size": 395, "inner_size": 395},
+            ),
+            (
+                "second_order_rnn no D/E h=m=486 tanh",
+                "second_order_rnn",
+                {"hidden_size": 486, "inner_size": 486, "use_d": False, "use_e": False},
+            ),
+            ("first_order_rnn h=680", "first_order_rnn", {"hidden_size": 680}),
+            ("mi_rnn h=679", "mi_rnn", {"hidden_size": 679}),
+            # an nn.LSTM LM of the same budget (budget.solve("lstm", 27, 500_000, e=128)): context
+            ("lstm h=290 (≈500k)", "lstm", {"embedding_dim": 128, "hidden_size": 290}),
+        ],
+    ),
 }
 MIN_REPEAT_SECONDS = 0.3  # fast batches are timed in groups lasting at least this long
 
@@ -51,6 +112,10 @@ def hparams(name: str, size: dict) -> dict:
     """Hyper-parameters of ``name`` at a benchmark size (registry defaults otherwise)."""
     if name == "dyck_rnn":
         return {"stack_depth": size["stack_depth"]}
+    if name == "second_order_rnn":  # seed 003 models: one-hot inputs, no embedding
+        return {"hidden_size": size["h"], "inner_size": size["h"]}
+    if name in ("first_order_rnn", "mi_rnn"):
+        return {"hidden_size": size["h"]}
     return {"embedding_dim": size["e"], "hidden_size": size["h"]}
 
 
@@ -117,31 +182,78 @@ def run(sizes: list[str], repeats: int, wt2_vocab: int) -> list[dict]:
     return rows
 
 
+def run_text(sizes: list[str], repeats: int, time_steps: int | None) -> list[dict]:
+    """Time the paper-size text models of ``TEXT_SIZES``; the first model is the reference."""
+    rows = []
+    for size_name in sizes:
+        spec = TEXT_SIZES[size_name]
+        size = {"B": spec["B"], "T": time_steps or spec["T"]}
+        size["vocab"] = [f"c{i}" for i in range(spec["V"])]
+        ref = None
+        for label, name, kwargs in spec["models"]:
+            torch.manual_seed(0)
+            model = build_model(name, size["vocab"], **kwargs)
+            seconds = time_training(model, size, repeats)
+            ref = ref or seconds
+            rows.append(
+                {
+                    "size": size_name,
+                    "model": label,
+                    "tokens_per_s": round(size["B"] * size["T"] / seconds),
+                    "seconds_per_batch": round(seconds, 5),
+                    "ratio_to_nn_lstm": round(seconds / ref, 2),
+                }
+            )
+            print(
+                f"[{size_name} B={size['B']} T={size['T']}] {label} "
+                f"({model.num_parameters():,} parameters): {seconds:.3f} s/batch, "
+                f"load average {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", choices=list(SIZES), default=list(SIZES))
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats (median)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/cells.csv"))
+    parser.add_argument("--out", type=Path, help="default benchmarks/results/cells[_text].csv")
+    parser.add_argument(
+        "--text", action="store_true", help="time the paper-size text models (TEXT_SIZES)"
+    )
+    parser.add_argument(
+        "--text-sizes", nargs="+", choices=list(TEXT_SIZES), default=list(TEXT_SIZES)
+    )
+    parser.add_argument("--time-steps", type=int, help="override T of the text sizes")
     parser.add_argument(
         "--wt2-vocab", type=int, default=1000, help="decoder vocabulary at the wt2 size"
     )
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.out is None:
+        name = "cells_text.csv" if args.text else "cells.csv"
+        args.out = Path("benchmarks/results") / name
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
-    rows = run(args.sizes, args.repeats, args.wt2_vocab)
+    if args.text:
+        rows = run_text(args.text_sizes, args.repeats, args.time_steps)
+    else:
+        rows = run(args.sizes, args.repeats, args.wt2_vocab)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
 
-    print(f"\n{'size':6} {'model':26} {'tokens/s':>10} {'s/batch':>9} {'× nn.LSTM':>9}")
+    width = max(26, *(len(r["model"]) for r in rows))
+    print(f"\n{'size':7} {'model':{width}} {'tokens/s':>10} {'s/batch':>9} {'× nn.LSTM':>9}")
     for r in rows:
         print(
-            f"{r['size']:6} {r['model']:26} {r['tokens_per_s']:>10} "
+            f"{r['size']:7} {r['model']:{width}} {r['tokens_per_s']:>10} "
             f"{r['seconds_per_batch']:>9.4f} {r['ratio_to_nn_lstm']:>9.2f}"
         )
-    print(f"\nwrote {args.out}")
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -37,3 +37,70 @@ def run_snakemake(workdir: Path, config: dict, *args: str, check: bool = True):
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+FIXTURE_WORDS = [
+    "the",
+    "<unk>",
+    "company",
+    "said",
+    "N",
+    "shares",
+    "of",
+    "stock",
+    "were",
+    "sold",
+    "in",
+    "a",
+    "market",
+    "trading",
+    "investors",
+    "'s",
+    "profit",
+    "rose",
+    "to",
+    "$",
+    "million",
+    "from",
+    "last",
+    "year",
+    "as",
+    "analysts",
+    "expected",
+]
+
+
+def write_fixture_corpora(directory: Path, lines: int = 90, eval_lines: int = 24) -> dict:
+    """A small mirror laid out like shared/data (PTB word and char files in their formats).
+
+    Returns a ``data_sources`` override: corpus -> file name -> {sha256, mirror_path}.
+    """
+    import hashlib
+    import random
+
+    rng = random.Random(7)
+
+    def sentences(n: int, first: list[str] | None = None) -> list[list[str]]:
+        out = [first] if first else []
+        while len(out) < n:
+            out.append([rng.choice(FIXTURE_WORDS) for _ in range(rng.randint(3, 14))])
+        return out
+
+    splits = {
+        "train": sentences(lines, list(FIXTURE_WORDS)),
+        "valid": sentences(eval_lines),
+        "test": sentences(eval_lines),
+    }
+    sources: dict[str, dict] = {"ptb": {}, "ptb_char": {}}
+    for split, sents in splits.items():
+        word = "".join(f" {' '.join(s)} \n" for s in sents)
+        char = " \n ".join(" ".join(" ".join(s).replace(" ", "_")) for s in sents) + " \n "
+        for corpus, folder, content in (("ptb", "ptb", word), ("ptb_char", "ptb-char", char)):
+            path = directory / folder / f"{split}.txt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content)
+            sources[corpus][f"{split}.txt"] = {
+                "sha256": hashlib.sha256(content.encode()).hexdigest(),
+                "mirror_path": f"{folder}/{split}.txt",
+            }
+    return sources

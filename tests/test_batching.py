@@ -1,9 +1,11 @@
 """Vocabulary and padded episode batches."""
 
+import random
+
 import pytest
 import torch
 
-from rnnrepro.data.batching import Vocabulary, padded_batches
+from rnnrepro.data.batching import IGNORE_INDEX, Vocabulary, lm_batches, padded_batches
 from rnnrepro.data.dyck import vocabulary
 
 PAD, BOS, EOS = 0, 1, 2
@@ -58,3 +60,18 @@ def test_shuffle_is_a_deterministic_permutation():
             n = len(seqs[i])
             assert batch.targets[: n + 1, col].tolist() == seqs[i] + [EOS]
             assert (batch.targets[n + 1 :, col] == PAD).all()
+
+
+def test_sort_window_keeps_every_sequence_and_cuts_padding():
+    rng = random.Random(0)
+    seqs = [[1] * rng.randint(2, 200) for _ in range(400)]
+
+    def padding(batches):
+        return sum(int((b.targets == IGNORE_INDEX).sum()) for b in batches)
+
+    plain = list(lm_batches(seqs, 16, shuffle=True, seed=3, bos_id=2, eos_id=2))
+    sorted_ = list(lm_batches(seqs, 16, shuffle=True, seed=3, bos_id=2, eos_id=2, sort_window=5))
+    assert sorted(i for b in sorted_ for i in b.indices) == list(range(400))
+    assert padding(sorted_) < padding(plain) / 3
+    again = list(lm_batches(seqs, 16, shuffle=True, seed=3, bos_id=2, eos_id=2, sort_window=5))
+    assert [b.indices for b in again] == [b.indices for b in sorted_]

@@ -79,6 +79,91 @@ def test_run_config_resolves_per_m_and_scale_cap():
 def test_runs_cover_every_experiment_model_dataset_and_seed():
     config = base_config()
     runs = cfg.runs(config)
-    models = sum(len(e["models"]) for e in config["experiments"].values())
-    assert len(runs) == models * 3 * 3
+    # seed000: 3 models x 3 Dyck m x 3 seeds; seed001: 9 Dyck models x 3 m x 3 seeds, 10 char,
+    # 6 word and 4 x 3 cutoff models x 3 seeds; seed003: (10 + 2 x 8) models x 5 folds x 1 seed
+    expected = {"seed000": 27, "seed001": 81 + 30 + 18 + 36, "seed003": 130}
+    for experiment, count in expected.items():
+        assert len(cfg.runs(config, experiment)) == count, experiment
+    assert len(runs) == sum(expected.values())
     assert len(set(runs)) == len(runs)
+
+
+def test_dataset_families_expand_per_scale():
+    config = smoke()
+    assert cfg.datasets(config, "seed001") == [
+        "dyck_m4",
+        "dyck_m6",
+        "ptb_char",
+        "ptb_word",
+        "ptb_char_cut25",
+        "ptb_char_cut50",
+        "ptb_char_cut75",
+    ]
+    assert cfg.datasets(config, "seed003") == ["ptb_lines_unigram_fold1", "ptb_lines_bigram_fold1"]
+    assert cfg.family("ptb_lines_bigram_fold3") == "ptb_lines_bigram"
+    assert cfg.family("ptb_char_cut25") == "ptb_char_cut"
+    with pytest.raises(ValueError, match="unknown dataset"):
+        cfg.family("ptb_chars")
+
+
+def test_models_run_only_on_their_datasets():
+    config = base_config()
+    seed001 = cfg.runs(config, "seed001")
+    assert {r.dataset for r in seed001 if r.model == "rnn_2l"} == {"ptb_char"}
+    assert {r.dataset for r in seed001 if r.model == "mmlstm_2l"} == {
+        "ptb_char",
+        "ptb_word",
+        "ptb_char_cut25",
+        "ptb_char_cut50",
+        "ptb_char_cut75",
+    }
+    # seed 003: five folds, one seed each (the paper's spread is over folds)
+    seed003 = cfg.runs(config, "seed003", "so_tanh")
+    assert [r.dataset for r in seed003] == [f"ptb_lines_unigram_fold{k}" for k in range(1, 6)]
+    assert {r.seed for r in seed003} == {1}
+
+
+def test_dataset_hparams_override_per_family():
+    config = base_config()
+    char = cfg.run_config(config, "seed001", "ptb_char", "lstm")
+    word = cfg.run_config(config, "seed001", "ptb_word", "lstm")
+    dyck = cfg.run_config(config, "seed001", "dyck_m4", "lstm")
+    assert char["hparams"] == {"dropout": 0.25, "embedding_dim": 128, "hidden_size": 991}
+    assert word["hparams"]["hidden_size"] == 125 and word["hparams"]["embedding_dim"] == 64
+    assert dyck["hparams"]["hidden_size"] == 12 and "text" not in dyck
+    assert char["text"] == {"framing": "eos", "metric": "bpc"}
+    assert word["text"]["metric"] == "ce"
+
+
+def test_budget_solves_sizes_and_width_scales_them():
+    config = base_config()
+    run = cfg.run_config(config, "seed003", "ptb_lines_unigram_fold1", "ratio_2")
+    assert (run["hparams"]["hidden_size"], run["hparams"]["inner_size"]) == (
+        343,
+        686,
+    )  # m = round(2 * 343) (MODELS §4.3)
+    assert run["budget"]["params"] <= 500000
+    assert run["text"]["framing"] == "none"
+    bigram = cfg.run_config(config, "seed003", "ptb_lines_bigram_fold1", "ratio_2")
+    assert (bigram["hparams"]["hidden_size"], bigram["hparams"]["inner_size"]) == (177, 354)
+    config["scale"] = "smoke"
+    small = cfg.run_config(config, "seed003", "ptb_lines_unigram_fold1", "ratio_2")
+    width = config["scales"]["smoke"]["text"]["width"]
+    assert small["hparams"]["hidden_size"] == max(1, round(343 * width))
+    assert small["width"] == width
+
+
+def test_budget_on_dyck_is_rejected(tmp_path):
+    config = smoke()
+    config["experiments"]["seed001"]["models"]["rnn"]["budget"] = {"budget": 1000}
+    proc = run_snakemake(tmp_path, config, "-n", check=False)
+    assert proc.returncode != 0
+    assert "experiments.seed001.models.rnn.budget" in proc.stdout + proc.stderr
+
+
+def test_unknown_dataset_family_of_a_model_names_the_key(tmp_path):
+    config = smoke()
+    config["experiments"]["seed003"]["models"]["so_tanh"]["datasets"] = ["ptb_char"]
+    proc = run_snakemake(tmp_path, config, "-n", check=False)
+    assert proc.returncode != 0
+    assert "experiments.seed003.models.so_tanh.datasets" in proc.stdout + proc.stderr

@@ -277,7 +277,10 @@ def figure_inputs(root: Path, kind: str) -> list[Path]:
     return paths[:1] if kind == "heatmap" else paths
 
 
-@pytest.mark.parametrize("kind", sorted(FIGURES))
+SEED000_FIGURES = ("ldpa", "val_wcpa", "pabs", "heatmap")
+
+
+@pytest.mark.parametrize("kind", SEED000_FIGURES)
 def test_figures_write_png(tmp_path, kind):
     out = tmp_path / f"{kind}.png"
     FIGURES[kind](figure_inputs(tmp_path, kind), out)
@@ -288,3 +291,309 @@ def test_run_key_rejects_unstructured_path():
     assert run_key("results/runs/seed000/dyck_m4/lstm/seed3/ldpa.csv")["seed"] == 3
     with pytest.raises(ValueError):
         run_key("ldpa.csv")
+
+
+# ---------------------------------------------------------------------------------------------
+# Penn Treebank experiments of seed 001 and seed 003
+
+
+def write_lm_metrics(
+    root: Path,
+    experiment: str,
+    dataset: str,
+    model: str,
+    seed: int,
+    bpc: float | None = None,
+    ce: float | None = None,
+    ratio: float | None = None,
+    total: int = 4_500_000,
+    scale: str = "paper",
+) -> Path:
+    """A metrics.json in the PTB format (bpc on character data, ce on word data)."""
+    loss = ce if ce is not None else (bpc or 0.0) * math.log(2)
+    split = {
+        "loss": loss,
+        "bpc": bpc,
+        "ce": ce,
+        "ppl": math.exp(loss),
+        "wcpa": None,
+        "tokens": 1000,
+        "chars": 1000,
+    }
+    run = {"architecture": model, "hparams": {}, "training": {}}
+    if ratio is not None:
+        run["budget"] = {"budget": 500000, "ratio": ratio}
+    metrics = {
+        "experiment": experiment,
+        "dataset": dataset,
+        "model": model,
+        "seed": seed,
+        "architecture": model,
+        "run": run,
+        "params": {"total": total, "recurrent": total // 2},
+        "epochs": 12,
+        "best_epoch": 7,
+        "train_seconds": 600.0,
+        "stopped_because": "early_stopping",
+        "scale": scale,
+        "val": split,
+        "test": split,
+    }
+    path = root / "runs" / experiment / dataset / model / f"seed{seed}"
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "metrics.json").write_text(json.dumps(metrics))
+    return path / "metrics.json"
+
+
+def write_seed003_outputs(metrics_path: Path, shift: float = 0.0) -> list[Path]:
+    """position_loss.csv and examples.json next to a metrics.json."""
+    run = metrics_path.parent
+    positions = pd.DataFrame(
+        {
+            "position": range(1, 16),
+            "bits": [3.0 - 0.2 * k + shift for k in range(14)] + [1.5],
+            "count": [5000 // k for k in range(1, 16)],
+        }
+    )
+    positions.to_csv(run / "position_loss.csv", index=False)
+    examples = [
+        {"target": "but it s just one of those things that happened", "predicted": ""},
+        {"target": "to land customers for their well paying stock", "predicted": ""},
+        {"target": "a" * 130, "predicted": "a" * 129 + "b"},
+    ]
+    for doc in examples[:2]:
+        doc["predicted"] = doc["target"].replace("t", "s")
+    (run / "examples.json").write_text(json.dumps(examples))
+    return [run / "position_loss.csv", run / "examples.json"]
+
+
+def test_reference_has_ptb_numbers():
+    t2 = load_reference("seed001", "Table 2")
+    char = t2[t2.dataset == "ptb_char"].set_index(["model", "metric"])["value"]
+    word = t2[t2.dataset == "ptb_word"].set_index(["model", "metric"])["value"]
+    assert len(char) == 20 and len(word) == 12
+    assert char["mmlstm", "test_bpc"] == pytest.approx(1.301)
+    assert char["mrnn", "test_bpc"] == pytest.approx(1.460)
+    assert char["lstm_2l", "params_total"] == 4_500_000
+    assert word["lstm_2l", "test_ce"] == pytest.approx(4.770)
+    assert set(word.index.get_level_values("model")) == {
+        "rnn",
+        "mmrnn",
+        "lstm",
+        "mmlstm",
+        "lstm_2l",
+        "mmlstm_2l",
+    }
+    t1 = load_reference("seed001", "Table 1")
+    ptb1 = t1[t1.dataset.str.startswith("ptb")].set_index(["dataset", "model", "metric"])
+    assert len(ptb1) == 32
+    assert ptb1.loc[("ptb_char", "mmlstm_2l", "train_minutes"), "value"] == 252
+    assert ptb1.loc[("ptb_word", "mmlstm_2l", "epochs"), "value"] == 50
+    t3 = load_reference("seed001", "Table 3")
+    assert len(t3) == 24 and set(t3.dataset) == {f"ptb_char_cut{c}" for c in (25, 50, 75)}
+    cut = t3[t3.metric == "test_bpc"].set_index(["dataset", "model"])["value"]
+    assert cut["ptb_char_cut50", "mmlstm_2l"] == pytest.approx(1.411)
+    s3 = load_reference("seed003", ["Table 1", "Section 4.1"])
+    assert len(s3) == 20 and set(s3.dataset) == {"ptb_lines_unigram"}
+    bpc = s3[s3.metric == "test_bpc"].set_index("model")["value"]
+    assert bpc["so_tanh"] == pytest.approx(1.12) and bpc["so_e_id"] == pytest.approx(1.23)
+    assert "mi_rnn_id" not in bpc and bpc["first_order_rnn"] == pytest.approx(1.27)
+    assert (s3.loc[s3.metric == "params_total", "value"] == 500_000).all()
+    for paper, table in (("seed001", "Table 2"), ("seed001", "Table 3"), ("seed003", "Table 1")):
+        rows = load_reference(paper, table)
+        assert rows["source"].str.startswith(f"seed {paper[4:]}, {table}").all()
+
+
+def test_bpc_ce_verdicts_and_dyck_metrics_mix(tmp_path):
+    paths = [
+        write_lm_metrics(tmp_path, "seed001", "ptb_char", "lstm", 1, bpc=1.310),
+        write_lm_metrics(tmp_path, "seed001", "ptb_char", "lstm", 2, bpc=1.312),
+        write_lm_metrics(tmp_path, "seed001", "ptb_char", "mmlstm", 1, bpc=1.40),
+        write_lm_metrics(tmp_path, "seed001", "ptb_word", "lstm", 1, ce=4.83, total=1_996_000),
+        write_lm_metrics(tmp_path, "seed001", "ptb_word", "mmlstm", 1, ce=5.10, total=2_003_000),
+        write_lm_metrics(tmp_path, "seed001", "ptb_char_cut25", "lstm", 1, bpc=1.2),
+        write_metrics(tmp_path, "lstm", 1, 2.4, 0.9),  # Dyck format: no bpc / ce
+    ]
+    runs = collect_metrics(paths)
+    assert runs["test_bpc"].isna().tolist() == [False] * 3 + [True] * 2 + [False, True]
+    assert runs["test_ce"].notna().sum() == 2 and runs.loc[6, "test_ppl"] == 2.4
+    ref = load_reference("seed001", "Table 2")
+    ref = ref[ref.model.isin(["lstm", "mmlstm", "rnn"])].reset_index(drop=True)
+    table = build_table(ref, runs, {}).set_index(["dataset", "model", "metric"])
+    assert table.loc[("ptb_char", "lstm", "test_bpc"), "verdict"] == "match"  # +0.3 %
+    assert table.loc[("ptb_char", "lstm", "test_bpc"), "n_seeds"] == 2  # not the cut25 run
+    assert table.loc[("ptb_char", "lstm", "test_bpc"), "reproduced"] == "1.311 ± 0.001"
+    assert table.loc[("ptb_char", "mmlstm", "test_bpc"), "verdict"] == "differs"  # +7.6 %
+    assert table.loc[("ptb_word", "lstm", "test_ce"), "verdict"] == "match"  # +0.3 %
+    assert table.loc[("ptb_word", "mmlstm", "test_ce"), "verdict"] == "differs"  # +6.4 %
+    assert table.loc[("ptb_char", "rnn", "test_bpc"), "verdict"] == "missing"
+    assert table.loc[("ptb_word", "lstm", "params_total"), "verdict"] == "match"  # 2M ± 5 %
+    assert table.loc[("ptb_char", "lstm", "params_total"), "verdict"] == "match"
+    # a tighter bpc tolerance turns the 0.3 % bpc difference into "differs"
+    strict = build_table(ref, runs, {}, {"bpc": 0.001, "ce": 0.01, "params": 0.05})
+    strict = strict.set_index(["dataset", "model", "metric"])
+    assert strict.loc[("ptb_char", "lstm", "test_bpc"), "verdict"] == "differs"
+    assert strict.loc[("ptb_word", "lstm", "test_ce"), "verdict"] == "match"
+
+
+def test_family_rows_aggregate_folds_and_seeds(tmp_path):
+    values = {(1, 1): 1.10, (1, 2): 1.12, (2, 1): 1.13, (2, 2): 1.11, (3, 1): 1.14, (3, 2): 1.12}
+    paths = [
+        write_lm_metrics(
+            tmp_path, "seed003", f"ptb_lines_unigram_fold{fold}", "so_tanh", seed, bpc=bpc
+        )
+        for (fold, seed), bpc in values.items()
+    ]
+    paths += [
+        write_lm_metrics(tmp_path, "seed003", "ptb_lines_bigram_fold1", "so_tanh", 1, bpc=2.0),
+        write_lm_metrics(tmp_path, "seed003", "ptb_lines_unigram_fold1", "so_id", 1, bpc=1.30),
+    ]
+    runs = collect_metrics(paths)
+    assert runs["family"].tolist()[:2] == ["ptb_lines_unigram"] * 2
+    assert runs["fold"].tolist()[:3] == [1, 1, 2]
+    ref = load_reference("seed003", "Table 1")
+    table = build_table(ref, runs, {}).set_index("model")
+    row = table.loc["so_tanh"]
+    expected = list(values.values())
+    assert row["n_seeds"] == 6  # 3 folds x 2 seeds; the bigram run is another family
+    assert row["mean"] == pytest.approx(np.mean(expected))
+    assert row["std"] == pytest.approx(np.std(expected, ddof=1))
+    assert row["verdict"] == "match"  # 1.12 vs 1.12
+    assert table.loc["so_id", "verdict"] == "differs"  # 1.30 vs 1.17
+    assert table.loc["so_id", "n_seeds"] == 1 and table.loc["so_id", "reproduced"].endswith("n/a")
+    assert table.loc["mi_rnn", "verdict"] == "missing"
+
+
+def test_make_table_cli_notes_and_tolerances(tmp_path):
+    paths = [
+        write_lm_metrics(tmp_path, "seed003", f"ptb_lines_unigram_fold{k}", "so_d_tanh", 1, 1.15)
+        for k in (1, 2)
+    ]
+    out_csv, out_md = tmp_path / "t.csv", tmp_path / "t.md"
+    note1, note2 = "cpu scale: 1 fold, 3 epochs, hidden sizes ×0.25", "second note"
+    run_script(
+        "make_table",
+        [
+            "--paper",
+            "seed003",
+            "--table",
+            "Table 1",
+            "Section 4.1",
+            "--metrics",
+            *paths,
+            "--bpc-tolerance",
+            0.05,
+            "--note",
+            note1,
+            "--note",
+            note2,
+            "--out-csv",
+            out_csv,
+            "--out-md",
+            out_md,
+        ],
+    )
+    table = pd.read_csv(out_csv).set_index(["model", "metric"])
+    assert len(table) == 20
+    assert table.loc[("so_d_tanh", "test_bpc"), "verdict"] == "match"  # 1.15 vs 1.13 within 5 %
+    assert table.loc[("so_d_tanh", "test_bpc"), "n_seeds"] == 2
+    assert table.loc[("so_d_tanh", "params_total"), "verdict"] == "differs"  # 4.5M vs 500k
+    md = out_md.read_text().splitlines()
+    assert md[0].startswith("# seed003 Table 1 + Section 4.1")
+    header = md[: md.index("Columns:")]
+    assert f"> {note1}  " in header and f"> {note2}  " in header
+    assert any("Scale of the runs read: paper (2 runs)" in line for line in header)
+    text = "\n".join(md)
+    assert "Tolerances for a match: params 0.05 (relative), bpc 0.05 (relative)." in text
+    assert "ppl" not in text.split("Tolerances for a match:")[1].splitlines()[0]
+
+
+def test_make_table_info_only_table(tmp_path):
+    metrics = write_lm_metrics(tmp_path, "seed001", "ptb_char", "lstm", 1, bpc=1.3, scale="cpu")
+    out_csv, out_md = tmp_path / "t.csv", tmp_path / "t.md"
+    run_script(
+        "make_table",
+        ["--paper", "seed001", "--table", "Table 1", "--datasets", "ptb_char", "ptb_word"]
+        + ["--metrics", metrics, "--out-csv", out_csv, "--out-md", out_md],
+    )
+    table = pd.read_csv(out_csv)
+    assert len(table) == 32 and set(table["verdict"]) == {"info", "missing"}
+    lstm = table[(table.model == "lstm") & (table.dataset == "ptb_char")].set_index("metric")
+    assert lstm.loc["train_minutes", "mean"] == 10 and lstm.loc["epochs", "mean"] == 12
+    md = out_md.read_text()
+    assert "information only" in md and "Reduced-scale runs" in md
+
+
+def seed003_ratio_inputs(root: Path) -> list[Path]:
+    paths = []
+    for family, base in (("ptb_lines_unigram", 1.2), ("ptb_lines_bigram", 1.4)):
+        for ratio in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20):
+            model = "ratio_" + f"{ratio:g}".replace(".", "_")
+            for fold in (1, 2):
+                for seed in (1, 2):
+                    bpc = base + 0.02 * abs(math.log(ratio / 2)) + 0.01 * fold + 0.003 * seed
+                    paths.append(
+                        write_lm_metrics(
+                            root, "seed003", f"{family}_fold{fold}", model, seed, bpc, ratio=ratio
+                        )
+                    )
+    return paths
+
+
+def seed003_best_inputs(root: Path) -> list[Path]:
+    """so_tanh has the best mean; mi_rnn has the single lowest run (a lucky fold)."""
+    runs = {
+        ("so_tanh", 1): 1.12,
+        ("so_tanh", 2): 1.10,
+        ("so_tanh", 3): 1.11,
+        ("mi_rnn", 1): 1.05,
+        ("mi_rnn", 2): 1.30,
+        ("mi_rnn", 3): 1.30,
+        ("so_id", 1): 1.20,
+    }
+    paths = []
+    for (model, fold), bpc in runs.items():
+        metrics = write_lm_metrics(root, "seed003", f"ptb_lines_unigram_fold{fold}", model, 1, bpc)
+        paths += [metrics, *write_seed003_outputs(metrics, shift=bpc)]
+    return paths
+
+
+@pytest.mark.parametrize("kind", ["ratio", "position_loss", "examples"])
+def test_seed003_figures_write_png(tmp_path, kind):
+    inputs = seed003_ratio_inputs(tmp_path) if kind == "ratio" else seed003_best_inputs(tmp_path)
+    out = tmp_path / f"{kind}.png"
+    run_script("make_figure", [kind, "--inputs", *inputs, "--out", out])
+    assert out.read_bytes()[:4] == b"\x89PNG" and out.stat().st_size > 5000
+
+
+def test_ratio_figure_reads_ratio_from_metrics(tmp_path):
+    from rnnrepro.reporting.figures import ratio_from_model, read_metrics
+
+    df = read_metrics(seed003_ratio_inputs(tmp_path))
+    assert sorted(df["ratio"].unique()) == [0.1, 0.2, 0.5, 1, 2, 5, 10, 20]
+    assert set(df["family"]) == {"ptb_lines_unigram", "ptb_lines_bigram"}
+    assert ratio_from_model("ratio_0_5") == 0.5 and ratio_from_model("ratio_20") == 20
+    assert ratio_from_model("so_tanh") is None
+
+
+def test_best_run_selection_for_position_loss_and_examples(tmp_path):
+    from rnnrepro.reporting.figures import pick_best_run
+
+    inputs = seed003_best_inputs(tmp_path)
+    for name in ("position_loss.csv", "examples.json"):
+        best, path, text = pick_best_run(inputs, name)
+        # best model by mean over folds (so_tanh 1.11 < mi_rnn 1.22), then its best run (fold 2)
+        assert (best["model"], best["fold"]) == ("so_tanh", 2)
+        assert path.name == name and path.parent.parent.parent.name == "ptb_lines_unigram_fold2"
+        assert "fold 2" in text and "1.100" in text
+    # the best run's data file must be among the inputs
+    without = [
+        p for p in inputs if "so_tanh/seed1/position_loss" not in str(p) or "fold2" not in str(p)
+    ]
+    with pytest.raises(ValueError, match="not among the inputs"):
+        pick_best_run(without, "position_loss.csv")
+    # mismatched example lengths are rejected
+    bad = tmp_path / "runs/seed003/ptb_lines_unigram_fold2/so_tanh/seed1/examples.json"
+    bad.write_text(json.dumps([{"target": "abc", "predicted": "ab"}]))
+    with pytest.raises(ValueError, match="lengths differ"):
+        FIGURES["examples"](inputs, tmp_path / "bad.png")

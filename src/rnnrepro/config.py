@@ -2,11 +2,23 @@
 
 The config file is validated against ``workflow/schemas/config.schema.yaml`` first; ``check`` then
 verifies what a JSON schema cannot (cross references), raising ``ConfigError`` naming the key.
+
+Dataset families (``experiments.<name>.datasets``) expand to dataset names at the selected scale:
+
+- ``dyck``               -> ``dyck_m<m>`` for every m of the scale (generated, seed 000/001)
+- ``ptb_char``           -> ``ptb_char`` (Mikolov's character PTB, one sentence per sequence)
+- ``ptb_word``           -> ``ptb_word`` (Mikolov's word PTB, one sentence per sequence)
+- ``ptb_char_cut``       -> ``ptb_char_cut<C>`` for every cutoff C (seed 001 §6.1)
+- ``ptb_lines_unigram``  -> ``ptb_lines_unigram_fold<k>`` for every fold k of the scale (seed 003)
+- ``ptb_lines_bigram``   -> ``ptb_lines_bigram_fold<k>``
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from rnnrepro import budget
 
 ARCHITECTURES = (
     "lstm",
@@ -18,8 +30,35 @@ ARCHITECTURES = (
     "mlstm",
     "mmrnn",
     "mmlstm",
+    "second_order_rnn",
+    "first_order_rnn",
+    "mi_rnn",
+)
+FAMILIES = (
+    "dyck",
+    "ptb_char",
+    "ptb_word",
+    "ptb_char_cut",
+    "ptb_lines_unigram",
+    "ptb_lines_bigram",
 )
 DYCK_PREFIX = "dyck_m"
+_DATASET = re.compile(
+    r"^(?:(?P<dyck>dyck)_m(?P<m>\d+)|(?P<cut>ptb_char_cut)(?P<cutoff>\d+)"
+    r"|(?P<lines>ptb_lines_(?:unigram|bigram))_fold(?P<fold>\d+)|(?P<ptb>ptb_char|ptb_word))$"
+)
+# Text families: how a sentence becomes a training sequence, the reported metric, and the
+# vocabulary size (known before any data exists, so that parameter budgets resolve in the DAG).
+# "eos": inputs <eos> x_1..x_n, targets x_1..x_n <eos> (seed 001); "none": inputs x_1..x_{n-1},
+# targets x_2..x_n (seed 003, MODELS §4.2: the 27-symbol alphabet has no room for markers).
+TEXT_FAMILIES = {
+    "ptb_char": {"framing": "eos", "metric": "bpc", "vocab_size": 50},
+    "ptb_word": {"framing": "eos", "metric": "ce", "vocab_size": 10000},
+    "ptb_char_cut": {"framing": "eos", "metric": "bpc", "vocab_size": 50},
+    "ptb_lines_unigram": {"framing": "none", "metric": "bpc", "vocab_size": 27},
+    "ptb_lines_bigram": {"framing": "none", "metric": "bpc", "vocab_size": 703},
+}
+WIDTH_KEYS = ("hidden_size", "inner_size")
 
 
 class ConfigError(ValueError):
@@ -45,6 +84,41 @@ def scale_settings(config: dict) -> dict:
     return config["scales"][config["scale"]]
 
 
+def text_settings(config: dict) -> dict:
+    """The selected scale's text-data settings, with defaults filled in."""
+    text = scale_settings(config).get("text", {})
+    return {
+        "train_lines": text.get("train_lines"),
+        "eval_lines": text.get("eval_lines"),
+        "folds": text.get("folds", list(range(1, config["text"]["folds"] + 1))),
+        "width": text.get("width", 1.0),
+    }
+
+
+def family(dataset: str) -> str:
+    """The family of a dataset name (``dyck_m4`` -> ``dyck``, ``ptb_lines_bigram_fold2`` -> ...)."""
+    match = _DATASET.match(dataset)
+    if not match:
+        raise ValueError(f"unknown dataset name {dataset!r}")
+    return next(match[g] for g in ("dyck", "cut", "lines", "ptb") if match[g])
+
+
+def dataset_names(config: dict, family_name: str) -> list[str]:
+    """The dataset names a family expands to at the selected scale."""
+    if family_name == "dyck":
+        return [f"{DYCK_PREFIX}{m}" for m in scale_settings(config)["dyck"]["m"]]
+    if family_name == "ptb_char_cut":
+        return [f"ptb_char_cut{c}" for c in config["text"]["cutoffs"]]
+    if family_name.startswith("ptb_lines_"):
+        return [f"{family_name}_fold{k}" for k in text_settings(config)["folds"]]
+    return [family_name]
+
+
+def _model_families(experiment: dict, model: dict) -> list[str]:
+    wanted = model.get("datasets", experiment["datasets"])
+    return [f for f in experiment["datasets"] if f in wanted]
+
+
 def check(config: dict) -> None:
     """Cross-reference checks beyond the JSON schema."""
     scale = config["scale"]
@@ -60,6 +134,12 @@ def check(config: dict) -> None:
                 f"config key 'scales.{name}.dyck': min_length {dyck['min_length']} > "
                 f"max_length {dyck['max_length']}"
             )
+        for fold in settings.get("text", {}).get("folds", []):
+            if fold > config["text"]["folds"]:
+                raise ConfigError(
+                    f"config key 'scales.{name}.text.folds': fold {fold} > text.folds "
+                    f"({config['text']['folds']})"
+                )
     for exp_name, experiment in config["experiments"].items():
         for model_name, model in experiment["models"].items():
             key = f"experiments.{exp_name}.models.{model_name}"
@@ -74,20 +154,42 @@ def check(config: dict) -> None:
                     f"config key '{key}.training': {model['training']!r} is not defined under "
                     f"'training' ({', '.join(config['training'])})"
                 )
-            hparams = model["hparams"]
-            for stem in ("hidden_size", "stack_depth"):
-                if stem in hparams and f"{stem}_per_m" in hparams:
+            for fam in model.get("datasets", []):
+                if fam not in experiment["datasets"]:
                     raise ConfigError(
-                        f"config key '{key}.hparams': give {stem} or {stem}_per_m, not both"
+                        f"config key '{key}.datasets': {fam!r} is not a dataset of experiment "
+                        f"{exp_name!r} ({', '.join(experiment['datasets'])})"
                     )
+            for fam in model.get("dataset_hparams", {}):
+                if fam not in experiment["datasets"]:
+                    raise ConfigError(
+                        f"config key '{key}.dataset_hparams': {fam!r} is not a dataset of "
+                        f"experiment {exp_name!r}"
+                    )
+            for fam in _model_families(experiment, model):
+                hparams = {**model["hparams"], **model.get("dataset_hparams", {}).get(fam, {})}
+                for stem in ("hidden_size", "stack_depth"):
+                    if stem in hparams and f"{stem}_per_m" in hparams:
+                        raise ConfigError(
+                            f"config key '{key}.hparams': give {stem} or {stem}_per_m, not both"
+                        )
+                if "budget" in model:
+                    if fam not in TEXT_FAMILIES:
+                        raise ConfigError(
+                            f"config key '{key}.budget': parameter budgets need a text dataset, "
+                            f"not {fam!r}"
+                        )
+                    try:
+                        _solve(architecture, fam, model["budget"], hparams)
+                    except ValueError as error:
+                        raise ConfigError(f"config key '{key}.budget': {error}") from None
 
 
 def datasets(config: dict, experiment: str) -> list[str]:
-    """Dataset names of an experiment at the selected scale (``dyck`` expands to dyck_m<m>)."""
+    """Dataset names of an experiment at the selected scale."""
     names = []
-    for family in config["experiments"][experiment]["datasets"]:
-        if family == "dyck":
-            names += [f"{DYCK_PREFIX}{m}" for m in scale_settings(config)["dyck"]["m"]]
+    for fam in config["experiments"][experiment]["datasets"]:
+        names += dataset_names(config, fam)
     return names
 
 
@@ -98,37 +200,92 @@ def dyck_m(dataset: str) -> int:
     return int(dataset[len(DYCK_PREFIX) :])
 
 
+def seeds(config: dict, experiment: str) -> list[int]:
+    """Seeds of an experiment: its own ``seeds`` if set, else the scale's."""
+    return config["experiments"][experiment].get("seeds", scale_settings(config)["seeds"])
+
+
 def runs(config: dict, experiment: str | None = None, model: str | None = None) -> list[Run]:
     """Every training job of the selected scale, optionally restricted."""
     experiments = [experiment] if experiment else list(config["experiments"])
     out = []
     for exp in experiments:
-        for dataset in datasets(config, exp):
-            for name in config["experiments"][exp]["models"]:
-                if model is None or name == model:
-                    out += [Run(exp, dataset, name, s) for s in scale_settings(config)["seeds"]]
+        entry = config["experiments"][exp]
+        for name, model_entry in entry["models"].items():
+            if model is not None and name != model:
+                continue
+            for fam in _model_families(entry, model_entry):
+                for dataset in dataset_names(config, fam):
+                    out += [Run(exp, dataset, name, s) for s in seeds(config, exp)]
     return out
+
+
+def _solve(architecture: str, fam: str, settings: dict, hparams: dict) -> dict:
+    fixed = {k: v for k, v in hparams.items() if k not in ("dropout",)}
+    return budget.solve(
+        architecture,
+        TEXT_FAMILIES[fam]["vocab_size"],
+        settings["budget"],
+        settings.get("ratio", 1.0),
+        **fixed,
+    )
 
 
 def run_config(config: dict, experiment: str, dataset: str, model: str) -> dict:
     """Everything that defines a run's result except its seed and device (rule params)."""
     entry = config["experiments"][experiment]["models"][model]
+    fam = family(dataset)
+    architecture = entry.get("architecture", model)
+    merged = {**entry["hparams"], **entry.get("dataset_hparams", {}).get(fam, {})}
     hparams = {}
-    for key, value in entry["hparams"].items():
+    for key, value in merged.items():
         if key.endswith("_per_m"):
             hparams[key.removesuffix("_per_m")] = value * dyck_m(dataset)
         else:
             hparams[key] = value
+    out = {"architecture": architecture}
+    if "budget" in entry:
+        solved = _solve(architecture, fam, entry["budget"], hparams)
+        hparams.update({k: solved[k] for k in WIDTH_KEYS if k in solved})
+        out["budget"] = {**entry["budget"], "params": solved["params"]}
+    if fam in TEXT_FAMILIES:
+        width = text_settings(config)["width"]
+        if width != 1.0:
+            for key in WIDTH_KEYS:
+                if key in hparams:
+                    hparams[key] = max(1, round(hparams[key] * width))
+            out["width"] = width
+        out["text"] = {k: TEXT_FAMILIES[fam][k] for k in ("framing", "metric")}
+        if fam == "ptb_char_cut":
+            out["text"]["cutoff"] = int(dataset.removeprefix("ptb_char_cut"))
     training = dict(config["training"][entry["training"]])
     cap = scale_settings(config).get("max_epochs")
     if cap is not None:
         training["max_epochs"] = min(training["max_epochs"], cap)
-    out = {
-        "architecture": entry.get("architecture", model),
-        "hparams": hparams,
-        "training": training,
-    }
-    if dataset.startswith(DYCK_PREFIX):
+    out["hparams"] = hparams
+    out["training"] = training
+    if fam == "dyck":
         out["dyck"] = {"k": config["dyck"]["k"], "m": dyck_m(dataset)}
         out["reading"] = config["dyck"]["reading"]
     return out
+
+
+def scale_notes(config: dict) -> list[str]:
+    """Plain-language reductions of the selected scale against the papers (for table notes)."""
+    scale, settings = config["scale"], scale_settings(config)
+    if scale == "paper":
+        return ["Scale paper: the papers' settings."]
+    text = text_settings(config)
+    notes = [f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}):"]
+    if "max_epochs" in settings:
+        notes.append(f"at most {settings['max_epochs']} epochs per run;")
+    if text["train_lines"]:
+        notes.append(f"only the first {text['train_lines']} training sentences/documents;")
+    if text["eval_lines"]:
+        notes.append(f"only the first {text['eval_lines']} validation and test ones;")
+    if len(text["folds"]) < config["text"]["folds"]:
+        notes.append(f"folds {text['folds']} of {config['text']['folds']};")
+    if text["width"] != 1.0:
+        notes.append(f"hidden sizes x{text['width']:g} (fewer parameters than the paper);")
+    notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
+    return notes

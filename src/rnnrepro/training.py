@@ -22,6 +22,7 @@ HISTORY_COLUMNS = (
     "val_loss",
     "val_ppl",
     "val_wcpa",
+    "val_bpc",
     "temperature",
     "lr",
     "seconds",
@@ -123,7 +124,7 @@ def train(
 
     batches(epoch) yields the epoch's training batches (deterministic given the epoch);
     batch_loss(model, batch) returns (summed loss, number of targets); evaluate(model) returns
-    validation metrics with at least ``loss`` (also ``ppl``, ``wcpa`` when defined).
+    validation metrics with at least ``loss`` (also ``ppl``, ``wcpa``, ``bpc`` when defined).
 
     The checkpoint file is rewritten after every epoch, and mid-epoch when SIGTERM or SIGUSR1
     arrives (then ``TrainingInterrupted`` is raised). It is resumed from when its ``digest`` (a
@@ -225,6 +226,7 @@ def train(
                 "val_loss": val["loss"],
                 "val_ppl": val.get("ppl"),
                 "val_wcpa": val.get("wcpa"),
+                "val_bpc": val.get("bpc"),
                 "temperature": getattr(model, "temperature", None),
                 "lr": optimizer.param_groups[0]["lr"],
                 "seconds": seconds,

@@ -1,6 +1,7 @@
 # Config validation, target lists, input functions and wildcard constraints.
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -37,12 +38,58 @@ def run_files(name, runs):
     return [f"results/runs/{run.path}/{name}" for run in runs]
 
 
+def family_runs(experiment, families):
+    """The runs of an experiment on datasets of the given families."""
+    return [
+        r for r in cfg.runs(config, experiment) if cfg.family(r.dataset) in families
+    ]
+
+
 def checkpoint_path(wildcards):
     """Per-epoch checkpoint of a run: outside results/runs, so never deleted by Snakemake."""
     run = cfg.Run(
         wildcards.experiment, wildcards.dataset, wildcards.model, int(wildcards.seed)
     )
     return str(Path(config["checkpoint_dir"], f"{run.path}.pt"))
+
+
+def train_inputs(wildcards):
+    """A run's training data: its splits, plus the vocabulary for text datasets."""
+    files = {
+        "train": f"results/data/{wildcards.dataset}/train.txt",
+        "val": f"results/data/{wildcards.dataset}/val.txt",
+    }
+    if cfg.family(wildcards.dataset) in cfg.TEXT_FAMILIES:
+        files["vocab"] = f"results/data/{wildcards.dataset}/vocab.txt"
+    return files
+
+
+def ptb_raw_files(wildcards):
+    """The downloaded PTB files a seed-001 dataset is built from (word or character level)."""
+    corpus = "ptb" if wildcards.dataset.startswith("ptb_word") else "ptb_char"
+    return {
+        split: f"results/downloads/{corpus}/{split}.txt"
+        for split in ("train", "valid", "test")
+    }
+
+
+def text_line_options():
+    """prepare_text options slicing the corpora at the selected scale."""
+    text = cfg.text_settings(config)
+    options = []
+    if text["train_lines"]:
+        options.append(f"--train-lines {text['train_lines']}")
+    if text["eval_lines"]:
+        options.append(f"--eval-lines {text['eval_lines']}")
+    return " ".join(options)
+
+
+def ptb_text_options(wildcards):
+    level = "word" if wildcards.dataset.startswith("ptb_word") else "char"
+    options = f"--level {level} {text_line_options()}"
+    if cfg.family(wildcards.dataset) == "ptb_char_cut":
+        options += f" --cutoff {wildcards.dataset.removeprefix('ptb_char_cut')}"
+    return options
 
 
 def run_params(wildcards):
@@ -83,5 +130,47 @@ def dyck_targets():
     ]
 
 
+SEED003_TABLE1 = [
+    "so_de_tanh",
+    "so_d_tanh",
+    "so_e_tanh",
+    "so_tanh",
+    "so_de_id",
+    "so_d_id",
+    "so_e_id",
+    "so_id",
+    "first_order_rnn",
+    "mi_rnn",
+]
+
+
+def seed003_table1_files(name):
+    """metrics.json and one analysis file of every seed-003 Table 1 run (Figs. 2-3 pick one)."""
+    runs = [
+        r
+        for r in family_runs("seed003", ["ptb_lines_unigram"])
+        if r.model in SEED003_TABLE1
+    ]
+    return run_files("metrics.json", runs) + run_files(name, runs)
+
+
+def seed001_targets():
+    return [
+        "results/tables/seed001_table2_dyck.md",
+        "results/tables/seed001_table2_ptb.md",
+        "results/tables/seed001_table3.md",
+        "results/tables/seed001_table1.md",
+    ]
+
+
+def seed003_targets():
+    return [
+        "results/tables/seed003_table1.md",
+        "results/figures/seed003_fig1_ratio.png",
+        "results/figures/seed003_fig2_examples.png",
+        "results/figures/seed003_fig3_position_loss.png",
+    ]
+
+
 def all_targets():
-    return dyck_targets()
+    return list(dict.fromkeys(dyck_targets() + seed001_targets() + seed003_targets()))

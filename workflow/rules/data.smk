@@ -43,3 +43,89 @@ rule dyck_floor:
     shell:
         "python -m rnnrepro.scripts.dyck_floor --k {params.k} --m {wildcards.m}"
         " --min-length {params.min_length} --splits {input} --out {output} > {log} 2>&1"
+
+
+# Corpora: fetched from the mirror (config data_mirror) or the canonical URL, verified by sha256
+# and written atomically (src/rnnrepro/data/download.py); errors are shown on the terminal too.
+rule download:
+    output:
+        "results/downloads/{corpus}/{name}",
+    log:
+        "results/logs/downloads/{corpus}/{name}.log",
+    wildcard_constraints:
+        corpus="[a-z0-9_]+",
+        name=r"[A-Za-z0-9_.]+",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        mirror=config["data_mirror"],
+        sources=config.get("data_sources", ""),
+    shell:
+        "python -m rnnrepro.scripts.fetch_data --corpus {wildcards.corpus} --name {wildcards.name}"
+        " --mirror {params.mirror:q} --sources {params.sources:q} --out {output} 2>&1 | tee {log}"
+
+
+# Seed 001: PTB sentences, word or character level, optionally with truncated training lines.
+rule ptb_text:
+    input:
+        unpack(ptb_raw_files),
+    output:
+        train="results/data/{dataset}/train.txt",
+        val="results/data/{dataset}/val.txt",
+        test="results/data/{dataset}/test.txt",
+        vocab="results/data/{dataset}/vocab.txt",
+    log:
+        "results/logs/data/{dataset}.log",
+    wildcard_constraints:
+        dataset=r"ptb_(char|word)(_cut\d+)?",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        options=ptb_text_options,
+    shell:
+        "python -m rnnrepro.scripts.prepare_text ptb {params.options}"
+        " --train {input.train} --valid {input.valid} --test {input.test}"
+        " --out-dir $(dirname {output.train}) > {log} 2>&1"
+
+
+# Seed 003: every PTB line normalised to 27 symbols, one document per line.
+rule ptb_lines:
+    input:
+        train="results/downloads/ptb/train.txt",
+        valid="results/downloads/ptb/valid.txt",
+        test="results/downloads/ptb/test.txt",
+    output:
+        "results/data/ptb_lines/lines.txt",
+    log:
+        "results/logs/data/ptb_lines.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    shell:
+        "python -m rnnrepro.scripts.prepare_text lines --train {input.train}"
+        " --valid {input.valid} --test {input.test} --out {output} > {log} 2>&1"
+
+
+# Seed 003: one cross-validation fold, tokenised into characters or character bigrams.
+rule ptb_lines_fold:
+    input:
+        rules.ptb_lines.output,
+    output:
+        train="results/data/ptb_lines_{tokenization}_fold{fold}/train.txt",
+        val="results/data/ptb_lines_{tokenization}_fold{fold}/val.txt",
+        test="results/data/ptb_lines_{tokenization}_fold{fold}/test.txt",
+        vocab="results/data/ptb_lines_{tokenization}_fold{fold}/vocab.txt",
+    log:
+        "results/logs/data/ptb_lines_{tokenization}_fold{fold}.log",
+    wildcard_constraints:
+        tokenization="unigram|bigram",
+        fold=r"\d+",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        folds=config["text"]["folds"],
+        seed=config["text"]["fold_seed"],
+        lines=text_line_options(),
+    shell:
+        "python -m rnnrepro.scripts.prepare_text folds --lines {input}"
+        " --tokenization {wildcards.tokenization} --fold {wildcards.fold} --folds {params.folds}"
+        " --seed {params.seed} {params.lines} --out-dir $(dirname {output.train}) > {log} 2>&1"

@@ -24,3 +24,48 @@ rule evaluate_dyck:
         " --val {input.val} --test {input.test} --reading {params.reading}"
         " --device {params.device} --out-metrics {output.metrics} --out-ldpa {output.ldpa}"
         " > {log} 2>&1"
+
+
+rule evaluate_text:
+    input:
+        model=f"{RUNS}/model.pt",
+        val="results/data/{dataset}/val.txt",
+        test="results/data/{dataset}/test.txt",
+    output:
+        metrics=f"{RUNS}/metrics.json",
+    log:
+        "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}.log",
+    wildcard_constraints:
+        dataset=r"ptb_\w+",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        scale=config["scale"],
+        device=config["device"],
+    shell:
+        "python -m rnnrepro.scripts.evaluate_text --model {input.model} --val {input.val}"
+        " --test {input.test} --scale {params.scale} --device {params.device}"
+        " --out-metrics {output.metrics} > {log} 2>&1"
+
+
+# Seed 003 Figs. 2-3: test loss by character position in a word, and prediction examples.
+rule analyse_positions:
+    input:
+        model=f"{RUNS}/model.pt",
+        test="results/data/{dataset}/test.txt",
+    output:
+        positions=f"{RUNS}/position_loss.csv",
+        examples=f"{RUNS}/examples.json",
+    log:
+        "results/logs/analyse/{experiment}/{dataset}/{model}/seed{seed}.log",
+    wildcard_constraints:
+        dataset=r"ptb_lines_unigram_fold\d+",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        scale=config["scale"],
+        device=config["device"],
+    shell:
+        "python -m rnnrepro.scripts.evaluate_text --model {input.model} --test {input.test}"
+        " --scale {params.scale} --device {params.device} --out-positions {output.positions}"
+        " --out-examples {output.examples} > {log} 2>&1"

@@ -47,7 +47,7 @@ rule table_seed000_table1:
 
 rule table_seed001_dyck:
     input:
-        metrics=run_files("metrics.json", cfg.runs(config, "seed001")),
+        metrics=run_files("metrics.json", family_runs("seed001", ["dyck"])),
     output:
         csv="results/tables/seed001_table2_dyck.csv",
         md=report(
@@ -87,6 +87,115 @@ for figure, (kind, run_file, figure_runs) in FIGURE_INPUTS.items():
             ),
         log:
             f"results/logs/figures/seed000_{figure}.log",
+        localrule: True
+        conda:
+            "../../envs/rnnrepro.yaml"
+        params:
+            kind=kind,
+        shell:
+            "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
+            " > {log} 2>&1"
+
+
+# Seed 001 (PTB) and seed 003 tables: one rule per table, the paper's numbers next to the runs.
+# name -> (paper, table labels, dataset filter, runs, title)
+TEXT_TABLES = {
+    "seed001_table2_ptb": (
+        "seed001",
+        "'Table 2'",
+        "ptb_char ptb_word",
+        family_runs("seed001", ["ptb_char", "ptb_word"]),
+        "seed001 Table 2 (PTB): paper vs reproduction",
+    ),
+    "seed001_table3": (
+        "seed001",
+        "'Table 3'",
+        " ".join(cfg.dataset_names(config, "ptb_char_cut")),
+        family_runs("seed001", ["ptb_char_cut"]),
+        "seed001 Table 3 (partial-sentence training): paper vs reproduction",
+    ),
+    "seed001_table1": (
+        "seed001",
+        "'Table 1'",
+        "ptb_char ptb_word",
+        family_runs("seed001", ["ptb_char", "ptb_word"]),
+        "seed001 Table 1 (PTB training time and epochs): paper vs reproduction",
+    ),
+    "seed003_table1": (
+        "seed003",
+        "'Table 1' 'Section 4.1'",
+        "",
+        [
+            r
+            for r in family_runs("seed003", ["ptb_lines_unigram"])
+            if r.model in SEED003_TABLE1
+        ],
+        "seed003 Table 1 (first-order term ablation): paper vs reproduction",
+    ),
+}
+
+for name, (paper, labels, datasets, table_runs, title) in TEXT_TABLES.items():
+
+    rule:
+        name:
+            f"table_{name}"
+        input:
+            run_files("metrics.json", table_runs),
+        output:
+            csv=f"results/tables/{name}.csv",
+            md=report(
+                f"results/tables/{name}.md",
+                caption=f"../report/table_{name}.rst",
+                category=f"Seed {paper.removeprefix('seed')}",
+            ),
+        log:
+            f"results/logs/tables/{name}.log",
+        localrule: True
+        conda:
+            "../../envs/rnnrepro.yaml"
+        params:
+            paper=paper,
+            labels=labels,
+            datasets=f"--datasets {datasets}" if datasets else "",
+            title=title,
+            notes=" ".join(f"--note {shlex.quote(n)}" for n in cfg.scale_notes(config)),
+            tolerance=config["reporting"],
+        shell:
+            "python -m rnnrepro.scripts.make_table --paper {params.paper} --table {params.labels}"
+            " {params.datasets} --title {params.title:q} --metrics {input} {params.notes}"
+            " --bpc-tolerance {params.tolerance[bpc_tolerance]}"
+            " --ce-tolerance {params.tolerance[ce_tolerance]}"
+            " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+
+
+# Seed 003 figures: Fig. 1 from the ratio sweep; Figs. 2-3 from the best Table 1 model.
+SEED003_FIGURES = {
+    "fig1_ratio": (
+        "ratio",
+        run_files(
+            "metrics.json",
+            [r for r in cfg.runs(config, "seed003") if r.model.startswith("ratio_")],
+        ),
+    ),
+    "fig2_examples": ("examples", seed003_table1_files("examples.json")),
+    "fig3_position_loss": ("position_loss", seed003_table1_files("position_loss.csv")),
+}
+
+for figure, (kind, figure_inputs) in SEED003_FIGURES.items():
+
+    rule:
+        name:
+            f"figure_seed003_{figure}"
+        input:
+            figure_inputs,
+        output:
+            report(
+                f"results/figures/seed003_{figure}.png",
+                caption=f"../report/seed003_{figure}.rst",
+                category="Seed 003",
+            ),
+        log:
+            f"results/logs/figures/seed003_{figure}.log",
         localrule: True
         conda:
             "../../envs/rnnrepro.yaml"

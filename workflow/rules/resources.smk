@@ -8,6 +8,10 @@
 localrules:
     dyck_data,
     dyck_floor,
+    download,
+    ptb_text,
+    ptb_lines,
+    ptb_lines_fold,
     table_seed000_table1,
     table_seed001_dyck,
 
@@ -18,6 +22,7 @@ localrules:
 # checkpoint, so a retry only has to fit the remaining epochs. profiles/slurm may override both.
 TRAIN_RESOURCES = {
     "paper": {"runtime": 12 * 60, "mem_mb": 8000},
+    "cpu": {"runtime": 3 * 60, "mem_mb": 4000},
     "smoke": {"runtime": 10, "mem_mb": 2000},
 }
 

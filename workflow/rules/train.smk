@@ -3,8 +3,7 @@
 
 rule train:
     input:
-        train="results/data/{dataset}/train.txt",
-        val="results/data/{dataset}/val.txt",
+        unpack(train_inputs),
     output:
         model=f"{RUNS}/model.pt",
         history=f"{RUNS}/history.csv",
@@ -20,9 +19,13 @@ rule train:
         run=run_params,
         device=config["device"],
         checkpoint=checkpoint_path,
+        vocab=lambda wildcards, input: (
+            f"--vocab {input.vocab}" if "vocab" in input.keys() else ""
+        ),
     shell:
         # exec: SLURM's SIGTERM reaches the training process itself, which checkpoints and exits.
         "exec python -m rnnrepro.scripts.train --run {params.run:q} --seed {wildcards.seed}"
-        " --threads {threads} --train {input.train} --val {input.val} --device {params.device}"
+        " --threads {threads} --train {input.train} --val {input.val} {params.vocab}"
+        " --device {params.device}"
         " --checkpoint {params.checkpoint}"
         " --out-model {output.model} --out-history {output.history} > {log} 2>&1"

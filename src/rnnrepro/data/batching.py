@@ -1,4 +1,4 @@
-"""Token vocabularies and padded, time-major batches of independent sequences (episodes)."""
+"""Token vocabularies, padded time-major batches of independent sequences, and stream windows."""
 
 from __future__ import annotations
 
@@ -37,13 +37,79 @@ class Vocabulary:
         return len(self.tokens)
 
 
+IGNORE_INDEX = -100  # target padding skipped by torch.nn.functional.cross_entropy
+
+
 @dataclass(frozen=True)
 class Batch:
-    """inputs = [bos] + seq, targets = seq + [eos], both [T, B] padded; indices into the data."""
+    """Time-major [T, B] padded inputs and next-token targets; indices into the data."""
 
     inputs: torch.Tensor
     targets: torch.Tensor
     indices: list[int]
+
+
+def lm_batches(
+    sequences: Sequence[Sequence[int]],
+    batch_size: int,
+    *,
+    shuffle: bool,
+    seed: int = 0,
+    bos_id: int | None = None,
+    eos_id: int | None = None,
+    input_pad: int = 0,
+    target_pad: int = IGNORE_INDEX,
+    sort_window: int | None = None,
+) -> Iterator[Batch]:
+    """Batches of whole sequences for next-token prediction, padded to the batch's longest.
+
+    Each sequence is extended to ``full = [bos] + seq + [eos]`` (either end only when its id is
+    given); inputs = full[:-1], targets = full[1:]. With both (seed 001) inputs = [bos] + seq,
+    targets = seq + [eos]; with neither (seed 003) inputs = seq[:-1], targets = seq[1:]. A
+    sequence whose ``full`` is shorter than 2 has no target and is skipped. Padding: inputs get
+    ``input_pad``, targets ``target_pad``. With ``shuffle`` the order is a permutation drawn
+    from ``random.Random(seed)`` (the training loop passes run seed * 1000 + epoch); the last,
+    possibly smaller, batch is kept.
+
+    ``sort_window`` (with ``shuffle``) cuts padding: the shuffled order is cut into windows of
+    ``sort_window`` batches, each window is sorted by length and cut into batches, and the
+    batches are shuffled again (same random stream). Batches stay random, lengths similar.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    prefix = [] if bos_id is None else [bos_id]
+    suffix = [] if eos_id is None else [eos_id]
+    order = list(range(len(sequences)))
+    if shuffle:
+        random.Random(seed).shuffle(order)
+    min_len = 2 - len(prefix) - len(suffix)
+    if min_len > 0:
+        order = [i for i in order if len(sequences[i]) >= min_len]
+    starts = range(0, len(order), batch_size)
+    if shuffle and sort_window:
+        window = batch_size * sort_window
+        order = [
+            i
+            for w in range(0, len(order), window)
+            for i in sorted(order[w : w + window], key=lambda i: len(sequences[i]))
+        ]
+        starts = list(starts)
+        random.Random(seed + 1).shuffle(starts)
+
+    def batches() -> Iterator[Batch]:
+        for start in starts:
+            indices = order[start : start + batch_size]
+            full = [prefix + list(sequences[i]) + suffix for i in indices]
+            steps = max(len(seq) for seq in full) - 1
+            inputs = [seq[:-1] + [input_pad] * (steps + 1 - len(seq)) for seq in full]
+            targets = [seq[1:] + [target_pad] * (steps + 1 - len(seq)) for seq in full]
+            yield Batch(
+                torch.tensor(inputs, dtype=torch.long).T.contiguous(),
+                torch.tensor(targets, dtype=torch.long).T.contiguous(),
+                indices,
+            )
+
+    return batches()
 
 
 def padded_batches(
@@ -55,25 +121,43 @@ def padded_batches(
     shuffle: bool,
     seed: int = 0,
 ) -> Iterator[Batch]:
-    """Yield batches of whole sequences padded to the longest one in the batch.
+    """Episode batches: inputs = [bos] + seq, targets = seq + [eos], both padded with ``pad_id``
+    (``lm_batches`` with both ends and one pad id)."""
+    return lm_batches(
+        sequences,
+        batch_size,
+        shuffle=shuffle,
+        seed=seed,
+        bos_id=bos_id,
+        eos_id=eos_id,
+        input_pad=pad_id,
+        target_pad=pad_id,
+    )
 
-    With ``shuffle`` the order is a permutation drawn from ``random.Random(seed)`` (the training
-    loop passes run seed * 1000 + epoch); the last, possibly smaller, batch is kept.
+
+def stream_batches(
+    ids: Sequence[int] | torch.Tensor, batch_size: int, bptt: int
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """BPTT windows ``(inputs, targets)`` [T, B] over one token stream (MODELS §0.5).
+
+    The stream is cut into ``batch_size`` equal columns (the remainder dropped); column b is
+    stream[b * n : (b + 1) * n] and each window continues every column of the previous one, so
+    recurrent state can be carried across windows. Windows have ``bptt`` steps, the last one
+    possibly fewer; targets are the inputs shifted one step ahead in the stream.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    order = list(range(len(sequences)))
-    if shuffle:
-        random.Random(seed).shuffle(order)
-    for start in range(0, len(order), batch_size):
-        indices = order[start : start + batch_size]
-        steps = max(len(sequences[i]) for i in indices) + 1
-        inputs = torch.full((steps, len(indices)), pad_id, dtype=torch.long)
-        targets = torch.full((steps, len(indices)), pad_id, dtype=torch.long)
-        for col, i in enumerate(indices):
-            seq = torch.as_tensor(list(sequences[i]), dtype=torch.long)
-            inputs[0, col] = bos_id
-            inputs[1 : len(seq) + 1, col] = seq
-            targets[: len(seq), col] = seq
-            targets[len(seq), col] = eos_id
-        yield Batch(inputs, targets, indices)
+    if batch_size < 1 or bptt < 1:
+        raise ValueError(f"batch_size and bptt must be >= 1, got {batch_size}, {bptt}")
+    stream = torch.as_tensor(ids, dtype=torch.long)
+    if stream.dim() != 1:
+        raise ValueError(f"ids must be one-dimensional, got shape {tuple(stream.shape)}")
+    n = len(stream) // batch_size
+    if n < 2:
+        raise ValueError(f"{len(stream)} tokens are too few for {batch_size} columns")
+    columns = stream[: n * batch_size].view(batch_size, n).T.contiguous()
+
+    def windows() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for start in range(0, n - 1, bptt):
+            steps = min(bptt, n - 1 - start)
+            yield columns[start : start + steps], columns[start + 1 : start + 1 + steps]
+
+    return windows()

@@ -11,6 +11,10 @@ strings (index = token id; index 0 is ``<pad>``). Hyper-parameters per name:
 - ``rnn``             embedding_dim, hidden_size, num_layers=1, dropout=0.0
 - ``mrnn``, ``mlstm`` embedding_dim, hidden_size, dropout=0.0
 - ``mmrnn``, ``mmlstm`` embedding_dim, hidden_size, num_layers=1, choices=4, dropout=0.0
+- ``second_order_rnn`` hidden_size, inner_size, use_d=True, use_e=True, activation="tanh"
+                      ("tanh" | "identity"), dropout=0.0 (seed 003: one-hot inputs, no embedding)
+- ``first_order_rnn`` hidden_size, dropout=0.0 (seed 003 baseline)
+- ``mi_rnn``          hidden_size, activation="tanh", dropout=0.0 (seed 003 baseline)
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "mlstm": ("multiplicative", "MLSTMLM"),
     "mmrnn": ("multi_matrix", "MMRNNLM"),
     "mmlstm": ("multi_matrix", "MMLSTMLM"),
+    "second_order_rnn": ("second_order", "SecondOrderRNNLM"),
+    "first_order_rnn": ("second_order", "FirstOrderRNNLM"),
+    "mi_rnn": ("second_order", "MIRNNLM"),
 }
 
 MODEL_NAMES = tuple(REGISTRY)

@@ -7,6 +7,7 @@ paper, table, row, experiment, dataset, model, metric, value, comparison, source
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.resources import files
 
 import pandas as pd
@@ -14,8 +15,15 @@ import pandas as pd
 COMPARISONS = ("=", "<", "<=", ">=")
 
 
-def load_reference(paper: str | None = None, table: str | None = None) -> pd.DataFrame:
-    """Reference rows, optionally restricted to one paper (e.g. ``seed000``) and table."""
+def load_reference(
+    paper: str | None = None, table: str | Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Reference rows, optionally restricted to one paper (e.g. ``seed000``) and table(s).
+
+    ``table`` is one label (``"Table 1"``) or several (``["Table 1", "Section 4.1"]``).
+    A reference ``dataset`` is either one dataset or a family whose runs are on its folds
+    (``ptb_lines_unigram`` for ``ptb_lines_unigram_fold1`` ...; see ``tables.dataset_family``).
+    """
     path = files("rnnrepro.reporting") / "paper_numbers.csv"
     with path.open(encoding="utf-8") as handle:
         df = pd.read_csv(handle, dtype={"value": float}, keep_default_na=False)
@@ -25,5 +33,6 @@ def load_reference(paper: str | None = None, table: str | None = None) -> pd.Dat
     if paper is not None:
         df = df[df["paper"] == paper]
     if table is not None:
-        df = df[df["table"] == table]
+        tables = [table] if isinstance(table, str) else list(table)
+        df = df[df["table"].isin(tables)]
     return df.reset_index(drop=True)

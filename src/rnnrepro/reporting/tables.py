@@ -1,9 +1,15 @@
-"""Result tables: reproduced run metrics next to the paper's numbers, with a verdict per row."""
+"""Result tables: reproduced run metrics next to the paper's numbers, with a verdict per row.
+
+A reference row names one dataset (``ptb_char``) or a cross-validation family
+(``ptb_lines_unigram``) whose runs live on its folds (``ptb_lines_unigram_fold1`` ... ``_fold5``);
+a family row is compared with the mean ± std over every run of every fold (folds × seeds).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -16,14 +22,29 @@ METRIC_KIND = {
     "test_ppl": "ppl",
     "val_wcpa": "wcpa",
     "test_wcpa": "wcpa",
+    "val_bpc": "bpc",
+    "test_bpc": "bpc",
+    "val_ce": "ce",
+    "test_ce": "ce",
     "params": "params",
     "params_total": "params",
     "epochs": "epochs",
     "train_minutes": "train_minutes",
 }
-RELATIVE_KINDS = {"ppl", "params"}
-DEFAULT_TOLERANCES = {"ppl": 0.01, "wcpa": 0.05, "params": 0.05}
-DECIMALS = {"ppl": 3, "wcpa": 3, "params": 0, "epochs": 1, "train_minutes": 1}
+RELATIVE_KINDS = {"ppl", "params", "bpc", "ce"}
+DEFAULT_TOLERANCES = {"ppl": 0.01, "wcpa": 0.05, "params": 0.05, "bpc": 0.01, "ce": 0.01}
+DECIMALS = {
+    "ppl": 3,
+    "wcpa": 3,
+    "bpc": 3,
+    "ce": 3,
+    "params": 0,
+    "epochs": 1,
+    "train_minutes": 1,
+}
+# per-split metrics read from metrics.json (a missing or null entry becomes NaN)
+SPLIT_METRICS = ("loss", "ppl", "wcpa", "bpc", "ce")
+FOLD_SUFFIX = re.compile(r"_fold(\d+)$")
 TABLE_COLUMNS = [
     "experiment",
     "dataset",
@@ -41,13 +62,14 @@ TABLE_COLUMNS = [
     "verdict",
 ]
 COLUMN_LEGEND = {
-    "comparison": "`=` a reported value; `<`, `<=`, `>=` a claimed bound, checked on every seed",
+    "comparison": "`=` a reported value; `<`, `<=`, `>=` a claimed bound, checked on every run",
     "paper": "the published number (see `paper_numbers.csv` for the exact source)",
-    "reproduced": "mean ± sample std over seeds (`n/a` with a single seed)",
-    "n_seeds": "runs with a value for this metric",
+    "reproduced": "mean ± sample std over runs: seeds, or folds × seeds when the paper's "
+    "dataset is a cross-validation family (`n/a` with a single run)",
+    "n_seeds": "runs with a value for this metric (seeds, or folds × seeds for a family)",
     "delta": "reproduced mean − paper",
     "floor": "perplexity of the generating distribution on the same split (ppl rows only)",
-    "params": "reproduced recurrent parameter count (mean over seeds)",
+    "params": "reproduced recurrent parameter count (mean over runs)",
     "verdict": "match / differs (tolerance below), missing (no run), info (not compared), "
     "below floor (ppl under the generator's: a bug sign)",
 }
@@ -58,14 +80,33 @@ BOUND_CHECKS = {
 }
 
 
+def dataset_family(dataset: str) -> str:
+    """The cross-validation family of a fold dataset (``x_fold3`` -> ``x``); others unchanged."""
+    return FOLD_SUFFIX.sub("", dataset)
+
+
+def dataset_fold(dataset: str) -> int | None:
+    """The fold number of a fold dataset (``x_fold3`` -> 3), else None."""
+    match = FOLD_SUFFIX.search(dataset)
+    return int(match[1]) if match else None
+
+
 def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """One row per run from its ``metrics.json``; columns named like the reference metrics."""
+    """One row per run from its ``metrics.json``; columns named like the reference metrics.
+
+    Reads loss, ppl, wcpa, bpc and ce of both splits (missing or null -> NaN), so Dyck, character
+    and word runs mix freely; ``family``/``fold`` come from the dataset name, ``scale`` from the
+    file (empty when absent).
+    """
     rows = []
     for path in paths:
         m = json.loads(Path(path).read_text())
         row = {key: m[key] for key in ("experiment", "dataset", "model", "seed")}
+        row["family"] = dataset_family(m["dataset"])
+        row["fold"] = dataset_fold(m["dataset"])
+        row["scale"] = m.get("scale") or ""
         for split in ("val", "test"):
-            for name in ("loss", "ppl", "wcpa"):
+            for name in SPLIT_METRICS:
                 value = m[split].get(name)
                 row[f"{split}_{name}"] = math.nan if value is None else float(value)
         row["params"] = m["params"]["recurrent"]
@@ -109,20 +150,24 @@ def build_table(
     floors: Mapping[str, Mapping[str, float]],
     tolerances: Mapping[str, float] = DEFAULT_TOLERANCES,
 ) -> pd.DataFrame:
-    """One row per reference row: paper value, reproduced mean ± std over seeds and a verdict.
+    """One row per reference row: paper value, reproduced mean ± std over runs and a verdict.
 
-    ``tolerances`` maps a metric kind (``ppl``, ``wcpa``, ``params``, ...) to its tolerance:
-    relative for ``ppl`` and ``params``, absolute otherwise; kinds without one are not compared.
-    A perplexity below the generator floor (any seed) gets the verdict ``below floor``.
+    A reference dataset matches runs on that dataset and on its folds (``{dataset}_fold{k}``), so
+    a family row aggregates folds × seeds. ``tolerances`` maps a metric kind (``ppl``, ``bpc``,
+    ``ce``, ``wcpa``, ``params``, ...) to its tolerance: relative for ppl, bpc, ce and params,
+    absolute otherwise; kinds without one are not compared. A perplexity below the generator
+    floor (any run) gets the verdict ``below floor``.
     """
     if runs.empty:
-        runs = pd.DataFrame(columns=["experiment", "dataset", "model", *METRIC_KIND])
+        runs = pd.DataFrame(columns=["experiment", "dataset", "family", "model", *METRIC_KIND])
+    if "family" not in runs:
+        runs = runs.assign(family=runs["dataset"].map(dataset_family))
     out = []
     for _, ref in reference_rows.iterrows():
         metric = ref["metric"]
         matched = runs[
             (runs["experiment"] == ref["experiment"])
-            & (runs["dataset"] == ref["dataset"])
+            & ((runs["dataset"] == ref["dataset"]) | (runs["family"] == ref["dataset"]))
             & (runs["model"] == ref["model"])
         ]
         values = matched[metric].dropna().to_numpy(float)
@@ -159,11 +204,36 @@ def build_table(
 
 def describe_tolerances(tolerances: Mapping[str, float]) -> str:
     """One sentence stating each tolerance and whether it is relative or absolute."""
+    if not tolerances:
+        return "No tolerance applies: every row of this table is information only."
     parts = [
         f"{kind} {value:g} ({'relative' if kind in RELATIVE_KINDS else 'absolute'})"
         for kind, value in tolerances.items()
     ]
     return "Tolerances for a match: " + ", ".join(parts) + "."
+
+
+def tolerances_in_use(
+    reference_rows: pd.DataFrame, tolerances: Mapping[str, float]
+) -> dict[str, float]:
+    """The tolerances of the metric kinds that occur in ``reference_rows`` (in their order)."""
+    kinds = {METRIC_KIND[metric] for metric in reference_rows["metric"]}
+    return {kind: value for kind, value in tolerances.items() if kind in kinds}
+
+
+def describe_scales(runs: pd.DataFrame) -> str:
+    """How many runs of each scale were read, e.g. "Scale of the runs read: cpu (30 runs)."."""
+    if runs.empty:
+        return "Scale of the runs read: no runs."
+    scales = runs["scale"].replace("", "unstated") if "scale" in runs else pd.Series(["unstated"])
+    counts = scales.value_counts()
+    text = "Scale of the runs read: " + ", ".join(
+        f"{scale} ({n} run{'s' * (n != 1)})" for scale, n in counts.items()
+    )
+    text += "."
+    if set(counts.index) - {"paper", "unstated"}:
+        text += " Reduced-scale runs are not expected to reach the paper's numbers."
+    return text
 
 
 def _cell(value: object) -> str:
@@ -185,11 +255,24 @@ def _markdown(df: pd.DataFrame) -> list[str]:
 
 
 def write_table(
-    df: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, notes: Iterable[str]
+    df: pd.DataFrame,
+    csv_path: str | Path,
+    md_path: str | Path,
+    title: str,
+    notes: Iterable[str],
+    title_notes: Iterable[str] = (),
 ) -> None:
-    """Write the table as CSV and as Markdown with a header explaining columns and tolerances."""
+    """Write the table as CSV and as Markdown with a header explaining columns and tolerances.
+
+    ``title_notes`` are shown right under the title as a quote block (e.g. the scale's
+    reductions: "cpu scale: 1 fold, 3 epochs, hidden sizes ×0.25"); ``notes`` follow the legend.
+    """
     df.to_csv(csv_path, index=False)
-    lines = [f"# {title}", "", "Columns:", ""]
+    lines = [f"# {title}", ""]
+    title_notes = list(title_notes)
+    if title_notes:
+        lines += [f"> {note}  " for note in title_notes] + [""]
+    lines += ["Columns:", ""]
     lines += [f"- **{name}**: {text}" for name, text in COLUMN_LEGEND.items()]
     lines += ["", *[f"{note}  " for note in notes]]
     below = df[df["verdict"] == "below floor"]

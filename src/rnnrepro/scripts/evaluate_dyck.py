@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rnnrepro.data import dyck
 from rnnrepro.devices import select_device
+from rnnrepro.evaluation import run_summary
 from rnnrepro.evaluation.dyck import evaluate_dyck, ldpa_rows
 from rnnrepro.models import load_model
 
@@ -34,16 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     run = record["run"]
     k, m = run["dyck"]["k"], run["dyck"]["m"]
     metrics = {
-        "experiment": Path(args.model).parts[-5],
-        "dataset": Path(args.model).parts[-4],
-        "model": Path(args.model).parts[-3],
-        "seed": record["seed"],
-        "architecture": record["name"],
-        "params": record["params"],
-        "epochs": record["epochs"],
-        "best_epoch": record["best_epoch"],
-        "train_seconds": record["train_seconds"],
-        "stopped_because": record["stopped_because"],
+        **run_summary(args.model, record),
         "reading": args.reading,
     }
     rows = []

@@ -1,12 +1,20 @@
-"""Draw one seed-000 figure from run outputs.
+"""Draw one seed-000 or seed-003 figure from run outputs.
 
-Kinds: ldpa (ldpa.csv files, Fig. 2), val_wcpa (history.csv files, Fig. 3),
+Seed 000 kinds: ldpa (ldpa.csv files, Fig. 2), val_wcpa (history.csv files, Fig. 3),
 pabs (principal-angle CSVs, Fig. 4), heatmap (attention-heatmap CSVs, Fig. 6).
+Seed 003 kinds: ratio (metrics.json of the |m|/|h| sweep runs, Fig. 1), examples (metrics.json
+and examples.json of the candidate runs, Fig. 2), position_loss (metrics.json and
+position_loss.csv of the candidate runs, Fig. 3); the last two draw the best model's best run
+(lowest mean test BPC over its folds × seeds, then its lowest-BPC run).
 Inputs must live in .../{experiment}/{dataset}/{model}/seed{seed}/.
 
 Example:
     python -m rnnrepro.scripts.make_figure ldpa --inputs results/runs/seed000/*/*/seed*/ldpa.csv \\
         --out fig2_ldpa.png
+    python -m rnnrepro.scripts.make_figure position_loss \\
+        --inputs results/runs/seed003/ptb_lines_unigram_fold*/so_*/seed*/metrics.json \\
+                 results/runs/seed003/ptb_lines_unigram_fold*/so_*/seed*/position_loss.csv \\
+        --out fig3_position_loss.png
 """
 
 from __future__ import annotations

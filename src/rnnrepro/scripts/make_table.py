@@ -4,6 +4,10 @@ Example:
     python -m rnnrepro.scripts.make_table --paper seed000 --table "Table 1" \\
         --metrics results/runs/seed000/*/*/seed*/metrics.json \\
         --floors results/data/*/floor.json --out-csv t1.csv --out-md t1.md
+
+A reference row whose dataset is a cross-validation family (``ptb_lines_unigram``) is compared
+with the runs on its folds (``ptb_lines_unigram_fold1`` ...): mean ± std over folds × seeds.
+``--note`` (repeatable) puts a line under the title, e.g. the scale's reductions.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import (
     build_table,
     collect_metrics,
+    describe_scales,
     describe_tolerances,
     read_floors,
+    tolerances_in_use,
     write_table,
 )
 
@@ -24,13 +30,25 @@ from rnnrepro.reporting.tables import (
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paper", required=True, help="paper id, e.g. seed000")
-    parser.add_argument("--table", help="table label, e.g. 'Table 1' (default: all of the paper)")
+    parser.add_argument(
+        "--table",
+        nargs="+",
+        help="table label(s), e.g. 'Table 1' or 'Table 1' 'Section 4.1' (default: all)",
+    )
     parser.add_argument("--datasets", nargs="*", help="only reference rows of these datasets")
     parser.add_argument("--metrics", nargs="*", default=[], help="metrics.json files of the runs")
     parser.add_argument("--floors", nargs="*", default=[], help="floor.json files (Dyck datasets)")
     parser.add_argument("--ppl-tolerance", type=float, default=0.01, help="relative")
     parser.add_argument("--wcpa-tolerance", type=float, default=0.05, help="absolute")
     parser.add_argument("--params-tolerance", type=float, default=0.05, help="relative")
+    parser.add_argument("--bpc-tolerance", type=float, default=0.01, help="relative")
+    parser.add_argument("--ce-tolerance", type=float, default=0.01, help="relative")
+    parser.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        help="a line shown under the title (repeatable), e.g. the scale's reductions",
+    )
     parser.add_argument("--title", help="Markdown title (default: paper and table)")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
@@ -39,23 +57,32 @@ def main(argv: list[str] | None = None) -> None:
     reference = load_reference(args.paper, args.table)
     if args.datasets:
         reference = reference[reference["dataset"].isin(args.datasets)].reset_index(drop=True)
+    table_label = " + ".join(args.table) if args.table else None
     if reference.empty:
-        parser.error(f"no reference rows for paper {args.paper!r}, table {args.table!r}")
+        parser.error(f"no reference rows for paper {args.paper!r}, table {table_label!r}")
     tolerances = {
         "ppl": args.ppl_tolerance,
         "wcpa": args.wcpa_tolerance,
         "params": args.params_tolerance,
+        "bpc": args.bpc_tolerance,
+        "ce": args.ce_tolerance,
     }
-    table = build_table(
-        reference, collect_metrics(args.metrics), read_floors(args.floors), tolerances
-    )
-    title = args.title or f"{args.paper} {args.table or '(all tables)'}: paper vs reproduction"
+    runs = collect_metrics(args.metrics)
+    table = build_table(reference, runs, read_floors(args.floors), tolerances)
+    title = args.title or f"{args.paper} {table_label or '(all tables)'}: paper vs reproduction"
     notes = [
-        describe_tolerances(tolerances),
+        describe_tolerances(tolerances_in_use(reference, tolerances)),
         "Epochs and training minutes are listed for information only (hardware-dependent).",
         f"Runs read: {len(args.metrics)}; sources of every paper number: paper_numbers.csv.",
     ]
-    write_table(table, args.out_csv, args.out_md, title, notes)
+    write_table(
+        table,
+        args.out_csv,
+        args.out_md,
+        title,
+        notes,
+        title_notes=[*args.note, describe_scales(runs)],
+    )
     for _, row in table[table["verdict"] == "below floor"].iterrows():
         print(
             f"WARNING: {row['dataset']}/{row['model']} {row['metric']} below generator floor",

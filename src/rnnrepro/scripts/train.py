@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import os
 import sys
@@ -15,12 +14,9 @@ from pathlib import Path
 
 import torch
 
-from rnnrepro.data import dyck
-from rnnrepro.data.batching import Vocabulary, padded_batches
 from rnnrepro.devices import select_device
-from rnnrepro.evaluation.dyck import evaluate_dyck
 from rnnrepro.models import build_model, save_model
-from rnnrepro.objectives import sequence_loss
+from rnnrepro.tasks import make_task
 from rnnrepro.training import (
     HISTORY_COLUMNS,
     TrainingInterrupted,
@@ -36,6 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--train", required=True, help="training sequences")
     parser.add_argument("--val", required=True, help="validation sequences")
+    parser.add_argument("--vocab", help="vocabulary file (text datasets)")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
     parser.add_argument("--checkpoint", required=True, help="resumable per-epoch checkpoint")
@@ -59,57 +56,26 @@ def main(argv: list[str] | None = None) -> int:
     settings = TrainingSettings.from_dict(run["training"])
     device = select_device(args.device)
     torch.set_num_threads(args.threads)
-    k, m = run["dyck"]["k"], run["dyck"]["m"]
-    tokens = dyck.vocabulary(k)
-    vocab = Vocabulary(tokens)
-    train_seqs = [vocab.encode(s) for s in dyck.read_sequences(args.train, k=k, m=m)]
-    val_seqs = dyck.read_sequences(args.val, k=k, m=m)
-    digest = hashlib.sha256(
-        json.dumps({"run": run, "seed": args.seed}, sort_keys=True).encode()
-        + Path(args.train).read_bytes()
-        + Path(args.val).read_bytes()
-    ).hexdigest()
+    task = make_task(run, args.seed, device, args.train, args.val, args.vocab)
 
     seed_everything(args.seed)
-    model = build_model(run["architecture"], tokens, **run["hparams"]).to(device)
-    close_type = torch.tensor(dyck.close_type_ids(tokens), device=device)
+    model = build_model(run["architecture"], task.vocab, **run["hparams"]).to(device)
     print(
-        f"{run['architecture']} on Dyck-{k} m={m}, seed {args.seed}, device {device}: "
+        f"{run['architecture']} {run['hparams']}, seed {args.seed}, device {device}: "
         f"{model.num_parameters()} trainable parameters, "
-        f"{model.recurrent_parameters()} recurrent; {len(train_seqs)} training sequences",
+        f"{model.recurrent_parameters()} recurrent; {task.describe()}",
         flush=True,
     )
-
-    def batches(epoch: int):
-        for batch in padded_batches(
-            train_seqs,
-            settings.batch_size,
-            vocab.bos_id,
-            vocab.eos_id,
-            vocab.pad_id,
-            shuffle=True,
-            seed=args.seed * 1000 + epoch,
-        ):
-            yield batch.inputs.to(device), batch.targets.to(device)
-
-    def batch_loss(model, batch):
-        inputs, targets = batch
-        logits, _ = model(inputs)
-        return sequence_loss(logits, targets, model.output, vocab.pad_id, close_type)
-
-    def evaluate(model):
-        result = evaluate_dyck(model, val_seqs, tokens, reading=run["reading"], device=device)
-        return {"loss": result.loss, "ppl": result.ppl, "wcpa": result.wcpa}
 
     try:
         result, best_state = train(
             model,
             settings,
-            batches,
-            batch_loss,
-            evaluate,
+            task.batches,
+            task.batch_loss,
+            task.evaluate,
             args.checkpoint,
-            digest,
+            task.digest(),
             log=lambda line: print(line, flush=True),
         )
     except TrainingInterrupted as interrupt:
@@ -122,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         model.cpu(),
         args.out_model,
         run["architecture"],
-        tokens,
+        task.vocab,
         run["hparams"],
         run=run,
         seed=args.seed,

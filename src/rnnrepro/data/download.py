@@ -1,0 +1,535 @@
+"""Fetch the registered data files (``sources.py``): offline mirror or internet, always verified.
+
+Every file is written to a hidden temporary file next to its destination, checked against its
+sha256 and only then renamed into place, so a destination never exists half-written or
+unverified. Downloads use ``urllib`` with retries and exponential back-off on network errors,
+HTTP 5xx and truncated bodies (shorter than Content-Length). Archives are cached in
+``dest.parent.parent / "_archives"``. Files without a published sha256 are trusted on first use
+and their digest appended to ``dest.parent.parent / "recorded_sha256.tsv"``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import hashlib
+import http.client
+import io
+import os
+import pickle
+import pickletools
+import shutil
+import tarfile
+import time
+import uuid
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import BinaryIO, Protocol
+from urllib.error import HTTPError, URLError
+from urllib.parse import urlsplit
+from urllib.request import Request, urlopen
+
+from rnnrepro.data.sources import Source, get_source
+
+RECORD_FILE = "recorded_sha256.tsv"
+ARCHIVE_DIR = "_archives"
+USER_AGENT = "rnnrepro-fetch/0.1 (+python-urllib)"
+CHUNK = 1 << 20
+
+Log = Callable[[str], object]
+
+
+class Writable(Protocol):
+    """Anything with a binary ``write`` (files, ``BytesIO``, the hashing writer)."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+
+class ChecksumError(ValueError):
+    """A file's content does not match its expected digest."""
+
+    def __init__(
+        self, label: str, source: str, expected: str, actual: str, algorithm: str = "sha256"
+    ):
+        super().__init__(
+            f"{algorithm} mismatch for {label} from {source}: expected {expected}, got {actual}"
+        )
+        self.label, self.source = label, source
+        self.expected, self.actual, self.algorithm = expected, actual, algorithm
+
+
+class DownloadError(RuntimeError):
+    """A server answered but did not deliver the file (HTTP error, truncated body)."""
+
+
+class DataUnavailable(DownloadError):
+    """The file cannot be obtained: network unreachable, or the mirror lacks it."""
+
+
+class UnsafePickleError(ValueError):
+    """A pickle uses opcodes beyond plain str/int/tuple/list/dict data."""
+
+
+def hint(url: str) -> str:
+    """The two ways out of a missing file, for error messages."""
+    return (
+        "set the config key `data_mirror` to a local directory laid out like shared/data "
+        f"(gzip members `<file>.gz` accepted), or allow internet access to {url} "
+        "(with `data_mirror` empty)"
+    )
+
+
+# ----------------------------------------------------------------------------- atomic writes
+
+
+class _HashWriter:
+    """Binary file wrapper hashing (sha256 and sha1) and counting what is written."""
+
+    def __init__(self, f: BinaryIO):
+        self.f = f
+        self.reset(truncate=False)
+
+    def reset(self, truncate: bool = True) -> None:
+        if truncate:
+            self.f.seek(0)
+            self.f.truncate()
+        self.sha256 = hashlib.sha256()
+        self.sha1 = hashlib.sha1()
+        self.nbytes = 0
+
+    def write(self, data: bytes) -> int:
+        self.f.write(data)
+        self.sha256.update(data)
+        self.sha1.update(data)
+        self.nbytes += len(data)
+        return len(data)
+
+
+@contextlib.contextmanager
+def _atomic_target(dest: Path) -> Iterator[_HashWriter]:
+    """Yield a hashing writer on a hidden temp file; rename it to ``dest`` on success only."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # honours the umask
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield _HashWriter(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _verify(out: _HashWriter, sha256: str | None, sha1: str | None, label: str, source: str) -> str:
+    actual = out.sha256.hexdigest()
+    if sha256 is not None and actual != sha256:
+        raise ChecksumError(label, source, sha256, actual)
+    if sha1 is not None and out.sha1.hexdigest() != sha1:
+        raise ChecksumError(label, source, sha1, out.sha1.hexdigest(), "sha1")
+    return actual
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------- HTTP
+
+
+def _http_get(
+    url: str,
+    out: _HashWriter,
+    *,
+    retries: int,
+    backoff: float,
+    timeout: float,
+    log: Log,
+    label: str,
+) -> None:
+    """Stream ``url`` into ``out``, retrying (``retries`` times) on transient failures."""
+    last, unreachable = "", False
+    for attempt in range(retries + 1):
+        if attempt:
+            delay = backoff * 2 ** (attempt - 1)
+            log(f"{label}: {last}; retry {attempt}/{retries} in {delay:.1f}s")
+            time.sleep(delay)
+        out.reset()
+        try:
+            with urlopen(Request(url, headers={"User-Agent": USER_AGENT}), timeout=timeout) as r:
+                length = r.headers.get("Content-Length", "")
+                while chunk := r.read(CHUNK):
+                    out.write(chunk)
+            if length.isdigit() and out.nbytes < int(length):
+                last, unreachable = f"truncated body ({out.nbytes} of {length} bytes)", False
+                continue
+            return
+        except HTTPError as exc:
+            if exc.code >= 500 or exc.code in (408, 429):
+                last, unreachable = f"HTTP {exc.code} {exc.reason}", False
+                continue
+            raise DownloadError(
+                f"{label}: {url} answered HTTP {exc.code} {exc.reason}; {hint(url)}"
+            ) from exc
+        except http.client.IncompleteRead as exc:
+            got = out.nbytes + len(exc.partial)
+            last, unreachable = f"truncated body ({got} bytes, connection closed early)", False
+        except (URLError, ConnectionError, TimeoutError, http.client.HTTPException) as exc:
+            reason = exc.reason if isinstance(exc, URLError) else exc
+            last, unreachable = f"network error: {reason}", True
+    cls = DataUnavailable if unreachable else DownloadError
+    raise cls(
+        f"could not download {label} from {url} after {retries + 1} attempts ({last}); {hint(url)}"
+    )
+
+
+def _download(
+    url: str,
+    dest: Path,
+    sha256: str | None,
+    sha1: str | None,
+    label: str,
+    *,
+    retries: int,
+    backoff: float,
+    timeout: float,
+    log: Log,
+) -> str:
+    with _atomic_target(dest) as out:
+        log(f"{label}: downloading {url}")
+        _http_get(url, out, retries=retries, backoff=backoff, timeout=timeout, log=log, label=label)
+        return _verify(out, sha256, sha1, label, url)
+
+
+def download_url(
+    url: str,
+    dest: str | os.PathLike,
+    sha256: str | None = None,
+    *,
+    retries: int = 4,
+    backoff: float = 1.0,
+    timeout: float = 60.0,
+    log: Log = print,
+    label: str | None = None,
+) -> Path:
+    """Download ``url`` to ``dest`` atomically, verifying ``sha256`` when given.
+
+    Raises ``ChecksumError``, ``DataUnavailable`` (network unreachable after the retries) or
+    ``DownloadError`` (HTTP 4xx, or 5xx/truncated body after the retries).
+    """
+    dest = Path(dest)
+    opts = dict(retries=retries, backoff=backoff, timeout=timeout, log=log)
+    _download(url, dest, sha256, None, label or dest.name, **opts)
+    return dest
+
+
+def get_bytes(
+    url: str,
+    *,
+    retries: int = 4,
+    backoff: float = 1.0,
+    timeout: float = 60.0,
+    log: Log = print,
+    label: str | None = None,
+) -> bytes:
+    """Download ``url`` into memory (same retry policy as ``download_url``)."""
+    buf = io.BytesIO()
+    out = _HashWriter(buf)
+    opts = dict(retries=retries, backoff=backoff, timeout=timeout, log=log)
+    _http_get(url, out, label=label or url, **opts)
+    return buf.getvalue()
+
+
+def _rebase(url: str, base_url: str | None) -> str:
+    """Replace scheme and host of ``url`` by ``base_url`` (which may carry a path prefix)."""
+    if not base_url:
+        return url
+    parts = urlsplit(url)
+    tail = parts.path + (f"?{parts.query}" if parts.query else "")
+    return base_url.rstrip("/") + tail
+
+
+# ----------------------------------------------------------------------------- archives
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Exclusive advisory lock so parallel jobs download a shared archive only once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _cached_archive(url: str, sha256: str | None, cache_dir: Path, opts: dict) -> Path:
+    path = cache_dir / Path(urlsplit(url).path).name
+    with _locked(path):
+        if path.is_file():
+            if sha256 is None or sha256_file(path) == sha256:
+                opts["log"](f"using cached archive {path}")
+                return path
+            opts["log"](f"cached archive {path} does not match its sha256; downloading again")
+        _download(url, path, sha256, None, f"archive {path.name}", **opts)
+    return path
+
+
+def _norm(member: str) -> str:
+    while member.startswith("./"):
+        member = member[2:]
+    return member.lstrip("/")
+
+
+def _find_member(names: Iterable[str], member: str, archive: Path, log: Log) -> str:
+    """The archive entry for ``member`` (a leading ``./`` is ignored; a unique base-name match
+    is accepted when the exact path is absent)."""
+    names = list(names)
+    for n in names:
+        if _norm(n) == _norm(member):
+            return n
+    base = _norm(member).rsplit("/", 1)[-1]
+    same = [n for n in names if _norm(n).rsplit("/", 1)[-1] == base]
+    if len(same) == 1:
+        log(f"{archive.name}: no member {member!r}, using {same[0]!r}")
+        return same[0]
+    raise DownloadError(f"archive {archive} has no member {member!r}")
+
+
+_ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def extract_member(
+    archive: str | os.PathLike, member: str, out: Writable, log: Log = print
+) -> None:
+    """Copy ``member`` of a zip or tar(.gz) ``archive`` into the binary stream ``out``."""
+    archive = Path(archive)
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            name = _find_member(zf.namelist(), member, archive, log)
+            with zf.open(name) as f:
+                shutil.copyfileobj(f, out, CHUNK)
+        return
+    with tarfile.open(archive, "r:*") as tf:
+        names = [m.name for m in tf.getmembers() if m.isfile()]
+        f = tf.extractfile(_find_member(names, member, archive, log))
+        assert f is not None  # a regular file
+        with f:
+            shutil.copyfileobj(f, out, CHUNK)
+
+
+# ----------------------------------------------------------------------------- syneval pickles
+
+_PLAIN_OPCODES = frozenset(
+    {
+        *("PROTO", "FRAME", "STOP", "MARK", "POP", "POP_MARK", "DUP", "NONE"),
+        *("INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4"),
+        *("FLOAT", "BINFLOAT", "NEWTRUE", "NEWFALSE"),
+        *("STRING", "BINSTRING", "SHORT_BINSTRING"),
+        *("UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8"),
+        *("BINBYTES", "SHORT_BINBYTES", "BINBYTES8"),
+        *("EMPTY_TUPLE", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3"),
+        *("EMPTY_LIST", "LIST", "APPEND", "APPENDS"),
+        *("EMPTY_DICT", "DICT", "SETITEM", "SETITEMS"),
+        *("EMPTY_SET", "ADDITEMS", "FROZENSET"),
+        *("PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET", "MEMOIZE"),
+    }
+)
+"""Opcodes that only build str/bytes/numbers/containers; anything else (GLOBAL, STACK_GLOBAL,
+REDUCE, BUILD, INST, OBJ, NEWOBJ, EXT*, PERSID, buffers) is refused."""
+
+
+def check_plain_pickle(data: bytes) -> None:
+    """Raise ``UnsafePickleError`` unless ``data`` only builds plain data (no GLOBAL, REDUCE,
+    INST, OBJ, BUILD, NEWOBJ, PERSID, ...), checked with ``pickletools`` before unpickling."""
+    try:
+        ops = [op.name for op, _, _ in pickletools.genops(data)]
+    except Exception as exc:  # malformed stream
+        raise UnsafePickleError(f"unreadable pickle: {exc}") from exc
+    bad = sorted(set(ops) - _PLAIN_OPCODES)
+    if bad:
+        raise UnsafePickleError(f"pickle uses non-data opcodes: {', '.join(bad)}")
+
+
+class _NoClassUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):  # second line of defence
+        raise UnsafePickleError(f"pickle references {module}.{name}")
+
+
+def load_plain_pickle(data: bytes) -> object:
+    """Unpickle ``data`` after ``check_plain_pickle``; Python 2 ``str`` is decoded as UTF-8."""
+    check_plain_pickle(data)
+    return _NoClassUnpickler(io.BytesIO(data), encoding="utf-8").load()
+
+
+SYNEVAL_COLUMNS = ("template", "condition", "grammatical", "ungrammatical", "ungrammatical_2")
+
+
+def syneval_rows(template: str, obj: object) -> Iterator[tuple[str, ...]]:
+    """Rows of one LM_syneval template pickle (``{condition: [(gram, ungram[, ungram_2])]}``),
+    every tuple in the original order; ``ungrammatical_2`` is empty for pairs."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"{template}: expected a dict of conditions, got {type(obj).__name__}")
+    for condition, items in obj.items():
+        if not isinstance(items, list | tuple):
+            raise ValueError(f"{template}/{condition}: expected a list of tuples")
+        for item in items:
+            if not isinstance(item, tuple | list) or not 2 <= len(item) <= 3:
+                raise ValueError(f"{template}/{condition}: bad item {item!r}")
+            fields = (template, condition, *item) + ("",) * (3 - len(item))
+            if not all(isinstance(x, str) for x in fields):
+                raise ValueError(f"{template}/{condition}: bad item {item!r}")
+            if any(c in x for x in fields for c in "\t\n\r"):
+                raise ValueError(f"{template}/{condition}: tab or newline in {item!r}")
+            yield fields
+
+
+def write_syneval_tsv(templates: Iterable[tuple[str, bytes]], out: Writable) -> int:
+    """Write ``(template name, pickle bytes)`` pairs as the syneval TSV; return the row count."""
+    out.write(("\t".join(SYNEVAL_COLUMNS) + "\n").encode())
+    n = 0
+    for template, data in templates:
+        for row in syneval_rows(template, load_plain_pickle(data)):
+            out.write(("\t".join(row) + "\n").encode("utf-8"))
+            n += 1
+    return n
+
+
+# ----------------------------------------------------------------------------- fetch
+
+
+def recorded_sha256(record: Path, corpus: str, name: str) -> str | None:
+    """The first digest recorded for ``corpus/name`` in a trust-on-first-use record file."""
+    if not record.is_file():
+        return None
+    for line in record.read_text().splitlines():
+        fields = line.split("\t")
+        if len(fields) == 3 and fields[:2] == [corpus, name]:
+            return fields[2]
+    return None
+
+
+def _fetch_mirror(
+    src: Source, mirror: Path, dest: Path, sha256: str | None, label: str, log: Log
+) -> str:
+    plain = mirror / src.mirror_path
+    packed = plain.with_name(plain.name + ".gz")
+    if plain.is_file():
+        path, opener = plain, open
+    elif packed.is_file():
+        path, opener = packed, gzip.open
+    else:
+        raise DataUnavailable(
+            f"{label} is not in the data mirror {mirror} (looked for {plain} and {packed}); "
+            f"{hint(_source_url(src))}"
+        )
+    log(f"{label}: copying from mirror {path}")
+    with _atomic_target(dest) as out, opener(path, "rb") as f:
+        try:
+            shutil.copyfileobj(f, out, CHUNK)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            raise ChecksumError(label, str(path), sha256 or "?", f"unreadable ({exc})") from exc
+        return _verify(out, sha256, src.sha1, label, str(path))
+
+
+def _source_url(src: Source, base_url: str | None = None) -> str:
+    return _rebase(src.url, base_url)
+
+
+def _fetch_remote(
+    src: Source, dest: Path, sha256: str | None, label: str, base_url: str | None, opts: dict
+) -> str:
+    url = _source_url(src, base_url)
+    if src.method == "syneval_pickles":
+        blobs = [
+            (t, get_bytes(f"{url}{t}.pickle", label=f"{label} [{t}]", **opts)) for t in src.parts
+        ]
+        with _atomic_target(dest) as out:
+            try:
+                rows = write_syneval_tsv(blobs, out)
+            except UnsafePickleError:
+                raise
+            except (ValueError, pickle.UnpicklingError) as exc:  # incl. UnicodeDecodeError
+                raise DownloadError(f"{label}: cannot convert the template pickles: {exc}") from exc
+            opts["log"](f"{label}: converted {len(blobs)} template pickles, {rows} rows")
+            return _verify(out, sha256, src.sha1, label, url)
+    if src.method != "url":
+        raise ValueError(f"{label}: unknown fetch method {src.method!r}")
+    if src.member is None:
+        return _download(url, dest, sha256, src.sha1, label, **opts)
+    archive = _cached_archive(url, src.archive_sha256, dest.parent.parent / ARCHIVE_DIR, opts)
+    with _atomic_target(dest) as out:
+        try:
+            extract_member(archive, src.member, out, opts["log"])
+        except (DownloadError, *_ARCHIVE_ERRORS) as exc:
+            if src.archive_sha256 is None and not isinstance(exc, DownloadError):
+                archive.unlink(missing_ok=True)  # e.g. an HTML error page served as 200
+            raise DownloadError(f"{label}: {exc} (archive {archive}); {hint(url)}") from exc
+        try:
+            return _verify(out, sha256, src.sha1, label, f"{url} member {src.member}")
+        except ChecksumError as exc:
+            if src.archive_sha256 is None:  # the cached archive may be the culprit
+                archive.unlink(missing_ok=True)
+                exc.args = (f"{exc} (cached archive {archive} removed)",)
+            raise
+
+
+def fetch(
+    corpus: str,
+    name: str,
+    dest: str | os.PathLike,
+    mirror: str | os.PathLike | None = None,
+    *,
+    retries: int = 4,
+    backoff: float = 1.0,
+    timeout: float = 60.0,
+    log: Log = print,
+    base_url: str | None = None,
+) -> Path:
+    """Obtain the registered file ``corpus/name`` as ``dest``, verified, written atomically.
+
+    With ``mirror`` (a directory laid out like shared/data), ``<mirror>/<mirror_path>`` or its
+    ``.gz`` is copied; otherwise the file is downloaded (``base_url`` replaces scheme and host
+    of the registry URL, e.g. for a local HTTP mirror or tests). An existing ``dest`` that
+    verifies is kept. Unpublished digests are trusted on first use and recorded in
+    ``dest.parent.parent / "recorded_sha256.tsv"``.
+    """
+    src = get_source(corpus, name)
+    dest, label = Path(dest), src.key
+    record = dest.parent.parent / RECORD_FILE
+    sha256 = src.sha256 or recorded_sha256(record, corpus, name)
+    if sha256 is not None and dest.is_file() and sha256_file(dest) == sha256:
+        log(f"{label}: {dest} already present and verified")
+        return dest
+    if src.sha256 is None and sha256 is not None:
+        log(f"{label}: no published sha256, checking against {record}")
+    opts = dict(retries=retries, backoff=backoff, timeout=timeout, log=log)
+    try:
+        if mirror is not None and str(mirror) != "":
+            actual = _fetch_mirror(src, Path(mirror), dest, sha256, label, log)
+        else:
+            actual = _fetch_remote(src, dest, sha256, label, base_url, opts)
+    except ChecksumError as exc:
+        if sha256 is not None and src.sha256 is None:
+            exc.args = (f"{exc} (expected value recorded in {record})",)
+        raise
+    if sha256 is None:
+        with open(record, "a") as f:
+            f.write(f"{corpus}\t{name}\t{actual}\n")
+        log(
+            f"{label}: no published sha256; recorded {actual} in {record} "
+            "(trust on first use) - add it to rnnrepro/data/sources.py"
+        )
+    log(f"{label}: {dest} ok (sha256 {actual[:12]})")
+    return dest

@@ -1,0 +1,169 @@
+"""What a training job learns from: one class per dataset kind (Dyck, text), each giving the
+vocabulary, the epoch's batches, the batch loss, the validation metrics and the files that
+define the run (for the resume digest). ``scripts/train.py`` is the same for every kind."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+
+from .data import dyck, text
+from .data.batching import IGNORE_INDEX, Vocabulary, lm_batches, padded_batches
+from .evaluation.dyck import evaluate_dyck
+from .evaluation.text import evaluate_text, framing_ids
+from .models.base import RecurrentLM
+from .objectives import sequence_loss
+
+# Text batches are drawn from windows of 50 batches sorted by length [A]: the papers do not say
+# how sentences were batched; random batches padded to their longest spend ~2-3x the compute.
+SORT_WINDOW = 50
+
+
+class Task:
+    """Base: subclasses set ``vocab``, ``files`` and ``batch_size`` and implement the hooks."""
+
+    vocab: list[str]
+    files: list[Path]
+
+    def __init__(self, run: dict, seed: int, device: torch.device):
+        self.run, self.seed, self.device = run, seed, device
+        self.batch_size = run["training"]["batch_size"]
+
+    def digest(self) -> str:
+        """Hash of everything that defines the run: settings, seed and data files."""
+        data = b"".join(Path(f).read_bytes() for f in self.files)
+        settings = json.dumps({"run": self.run, "seed": self.seed}, sort_keys=True).encode()
+        return hashlib.sha256(settings + data).hexdigest()
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def batches(self, epoch: int) -> Iterator:
+        raise NotImplementedError
+
+    def batch_loss(self, model: RecurrentLM, batch) -> tuple[torch.Tensor, int]:
+        raise NotImplementedError
+
+    def evaluate(self, model: RecurrentLM) -> dict:
+        raise NotImplementedError
+
+
+class DyckTask(Task):
+    """Dyck-(k, m) sequences: <start> ... <end>, validation perplexity and WCPA."""
+
+    def __init__(self, run: dict, seed: int, device: torch.device, train: str, val: str):
+        super().__init__(run, seed, device)
+        k, m = run["dyck"]["k"], run["dyck"]["m"]
+        self.k, self.m = k, m
+        self.vocab = dyck.vocabulary(k)
+        self._ids = Vocabulary(self.vocab)
+        self.train = [self._ids.encode(s) for s in dyck.read_sequences(train, k=k, m=m)]
+        self.val = dyck.read_sequences(val, k=k, m=m)
+        self.files = [Path(train), Path(val)]
+        self.close_type = torch.tensor(dyck.close_type_ids(self.vocab), device=device)
+
+    def describe(self) -> str:
+        return f"Dyck-{self.k} m={self.m}; {len(self.train)} training sequences"
+
+    def batches(self, epoch: int) -> Iterator:
+        ids = self._ids
+        for batch in padded_batches(
+            self.train,
+            self.batch_size,
+            ids.bos_id,
+            ids.eos_id,
+            ids.pad_id,
+            shuffle=True,
+            seed=self.seed * 1000 + epoch,
+        ):
+            yield batch.inputs.to(self.device), batch.targets.to(self.device)
+
+    def batch_loss(self, model, batch):
+        inputs, targets = batch
+        logits, _ = model(inputs)
+        return sequence_loss(logits, targets, model.output, self._ids.pad_id, self.close_type)
+
+    def evaluate(self, model):
+        result = evaluate_dyck(
+            model, self.val, self.vocab, reading=self.run["reading"], device=self.device
+        )
+        return {"loss": result.loss, "ppl": result.ppl, "wcpa": result.wcpa}
+
+
+class TextTask(Task):
+    """Sentences or documents of a tokenised corpus (``prepare_text`` output), one per line."""
+
+    def __init__(
+        self, run: dict, seed: int, device: torch.device, train: str, val: str, vocab: str
+    ):
+        super().__init__(run, seed, device)
+        self.vocab = text.read_vocab(vocab)
+        index = {token: i for i, token in enumerate(self.vocab)}
+        self.framing = run["text"]["framing"]
+        self.metric = run["text"]["metric"]
+        self.eos_id = index.get("<eos>")
+        self.train = encode(text.read_token_file(train), index, train)
+        self.bos_eos = framing_ids(self.framing, self.eos_id)
+        cutoff = run["text"].get("cutoff")
+        if cutoff is not None:
+            # Seed 001 §6.1 partial sentences [A]: a line cut at `cutoff` tokens has no sentence
+            # end to predict; a line that was shorter keeps its <eos> target.
+            self.train = [s if len(s) >= cutoff else [*s, self.eos_id] for s in self.train]
+            self.bos_eos = {"bos_id": self.eos_id}
+        self.val = encode(text.read_token_file(val), index, val)
+        self.char_lengths = text.token_char_lengths(self.vocab)
+        self.files = [Path(train), Path(val), Path(vocab)]
+
+    def describe(self) -> str:
+        tokens = sum(len(s) for s in self.train)
+        return (
+            f"{len(self.train)} training sequences, {tokens} tokens, vocabulary {len(self.vocab)}"
+        )
+
+    def batches(self, epoch: int) -> Iterator:
+        for batch in lm_batches(
+            self.train,
+            self.batch_size,
+            shuffle=True,
+            seed=self.seed * 1000 + epoch,
+            sort_window=SORT_WINDOW,
+            **self.bos_eos,
+        ):
+            yield batch.inputs.to(self.device), batch.targets.to(self.device)
+
+    def batch_loss(self, model, batch):
+        inputs, targets = batch
+        logits, _ = model(inputs)
+        return sequence_loss(logits, targets, "vocab", IGNORE_INDEX)
+
+    def evaluate(self, model):
+        result = evaluate_text(
+            model, self.val, self.framing, self.char_lengths, self.eos_id, device=self.device
+        )
+        return {"loss": result.loss, "bpc": result.bpc if self.metric == "bpc" else None}
+
+
+def encode(sequences: list[list[str]], index: dict[str, int], path: str) -> list[list[int]]:
+    """Token ids; ValueError naming the file, line and token for a token outside the vocabulary."""
+    out = []
+    for line, seq in enumerate(sequences, 1):
+        try:
+            out.append([index[token] for token in seq])
+        except KeyError as err:
+            raise ValueError(
+                f"{path}, line {line}: token {err.args[0]!r} is not in the vocabulary"
+            ) from None
+    return out
+
+
+def make_task(run: dict, seed: int, device, train: str, val: str, vocab: str | None) -> Task:
+    """The task of a run (``run``: the JSON of ``rnnrepro.config.run_config``)."""
+    if "dyck" in run:
+        return DyckTask(run, seed, device, train, val)
+    if vocab is None:
+        raise ValueError("a text run needs its vocabulary file (--vocab)")
+    return TextTask(run, seed, device, train, val, vocab)

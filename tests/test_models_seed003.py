@@ -1,0 +1,298 @@
+"""Seed 003's models: the general second-order RNN, the first-order RNN and the MI-RNN."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from rnnrepro.budget import parameter_count
+from rnnrepro.models import build_model
+from rnnrepro.models.second_order import SecondOrderRecurrence
+
+VOCAB = [f"c{i}" for i in range(9)]
+V = len(VOCAB)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny tensors: intra-op threads only add synchronisation."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tokens(T: int = 6, B: int = 3) -> torch.Tensor:
+    return torch.randint(V, (T, B), generator=torch.Generator().manual_seed(1))
+
+
+def general(use_d=True, use_e=True, activation="tanh", h=5, m=4, dtype=torch.float64):
+    torch.manual_seed(0)
+    model = build_model(
+        "second_order_rnn",
+        VOCAB,
+        hidden_size=h,
+        inner_size=m,
+        use_d=use_d,
+        use_e=use_e,
+        activation=activation,
+    ).to(dtype)
+    with torch.no_grad():  # f and the decoder bias start at 0: make every term non-trivial
+        model.f.normal_(0, 0.3)
+        model.decoder.bias.normal_()
+    return model
+
+
+def mi_rnn(activation="tanh", h=5, dtype=torch.float64):
+    torch.manual_seed(0)
+    model = build_model("mi_rnn", VOCAB, hidden_size=h, activation=activation).to(dtype)
+    with torch.no_grad():  # move α, β1, β2, b away from their 1 / 0 initialisation
+        for p in (model.alpha, model.beta1, model.beta2, model.b, model.decoder.bias):
+            p.add_(0.3 * torch.randn_like(p))
+    return model
+
+
+def act(name):
+    return torch.tanh if name == "tanh" else (lambda x: x)
+
+
+# ---------------------------------------------------------------------------------------------
+# naive per-step references (plain autograd, row-vector convention)
+
+
+def naive_general(model, x):
+    """h_t = φ(A(B x_t ⊙ C h_{t-1}) + D x_t + E h_{t-1} + f), step by step."""
+    phi = act(model.activation)
+    h = model.f.new_zeros(x.shape[1], model.hidden_size)
+    outputs = []
+    for x_t in x:
+        pre = (model.B.weight[x_t] * (h @ model.C.T)) @ model.A.T + model.f
+        if model.D is not None:
+            pre = pre + model.D.weight[x_t]
+        if model.E is not None:
+            pre = pre + h @ model.E.T
+        h = phi(pre)
+        outputs.append(h)
+    return model.decoder(torch.stack(outputs))
+
+
+def naive_first_order(model, x):
+    h = model.b.new_zeros(x.shape[1], model.hidden_size)
+    outputs = []
+    for x_t in x:
+        h = torch.tanh(model.U.weight[x_t] + h @ model.W.T + model.b)
+        outputs.append(h)
+    return model.decoder(torch.stack(outputs))
+
+
+def naive_mi(model, x):
+    """h_t = φ(α ⊙ U x ⊙ W h + β1 ⊙ U x + β2 ⊙ W h + b) (Wu et al. 2016, general form)."""
+    phi = act(model.activation)
+    h = model.b.new_zeros(x.shape[1], model.hidden_size)
+    outputs = []
+    for x_t in x:
+        ux, wh = model.U.weight[x_t], h @ model.W.T
+        h = phi(model.alpha * ux * wh + model.beta1 * ux + model.beta2 * wh + model.b)
+        outputs.append(h)
+    return model.decoder(torch.stack(outputs))
+
+
+def assert_same_outputs_and_gradients(model, naive):
+    x = tokens()
+    weights = torch.randn(
+        *x.shape, V, dtype=torch.float64, generator=torch.Generator().manual_seed(2)
+    )
+
+    def run(forward):
+        model.zero_grad()
+        logits = forward(model, x)
+        (logits * weights).sum().backward()
+        return logits.detach(), [p.grad.clone() for p in model.parameters()]
+
+    logits, grads = run(lambda m, x: m(x)[0])
+    naive_logits, naive_grads = run(naive)
+    torch.testing.assert_close(logits, naive_logits)
+    for grad, naive_grad in zip(grads, naive_grads, strict=True):
+        assert grad.abs().sum() > 0
+        torch.testing.assert_close(grad, naive_grad)
+
+
+COMBOS = list(itertools.product([True, False], [True, False], ["tanh", "identity"]))
+
+
+@pytest.mark.parametrize("use_d,use_e,activation", COMBOS)
+def test_general_model_equals_naive_per_step_formula(use_d, use_e, activation):
+    model = general(use_d, use_e, activation)
+    names = {name.split(".")[0] for name, _ in model.named_parameters()}
+    assert ("D" in names) == use_d and ("E" in names) == use_e
+    assert_same_outputs_and_gradients(model, naive_general)
+
+
+@pytest.mark.parametrize("m", [2, 8])  # inner size smaller and larger than h = 5
+def test_general_model_with_other_inner_sizes(m):
+    assert_same_outputs_and_gradients(general(m=m), naive_general)
+
+
+def test_first_order_rnn_equals_naive_formula():
+    torch.manual_seed(0)
+    model = build_model("first_order_rnn", VOCAB, hidden_size=5).double()
+    with torch.no_grad():
+        model.b.normal_(0, 0.3)
+    assert_same_outputs_and_gradients(model, naive_first_order)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "identity"])
+def test_mi_rnn_equals_naive_formula(activation):
+    assert_same_outputs_and_gradients(mi_rnn(activation), naive_mi)
+
+
+@pytest.mark.parametrize("with_a", [True, False])
+@pytest.mark.parametrize("with_e", [True, False])
+@pytest.mark.parametrize("tanh", [True, False])
+def test_recurrence_passes_gradcheck(with_a, with_e, tanh):
+    torch.manual_seed(0)
+    T, B, n = 3, 2, 3
+    m = 4 if with_a else n  # A = I (the MI-RNN path) needs m = n
+
+    def rand(*shape):
+        return torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+
+    w_a = rand(n, m) if with_a else None
+    w_rec = rand(m + n if with_e else m, n)
+    args = (rand(T, B, m), rand(T, B, n), rand(B, n), w_a, w_rec, tanh)
+    assert torch.autograd.gradcheck(SecondOrderRecurrence.apply, args)
+
+
+def test_recurrence_with_one_step_passes_gradcheck():
+    torch.manual_seed(0)
+
+    def rand(*shape):
+        return torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+
+    args = (rand(1, 2, 4), rand(1, 2, 3), rand(2, 3), rand(3, 4), rand(7, 3), True)
+    assert torch.autograd.gradcheck(SecondOrderRecurrence.apply, args)
+
+
+# ---------------------------------------------------------------------------------------------
+# special cases (seed 003 §3)
+
+
+def test_general_model_without_e_is_sutskevers_mrnn():
+    """E = 0: h_t = tanh(W_hx x + W_hm((W_mx x) ⊙ (W_mh h)) + b) with x one-hot column vectors."""
+    h, m = 5, 4
+    g = torch.Generator().manual_seed(3)
+    W_hx, W_mx = torch.randn(h, V, generator=g), torch.randn(m, V, generator=g)
+    W_mh, W_hm = torch.randn(m, h, generator=g) / 2, torch.randn(h, m, generator=g) / 2
+    b = torch.randn(h, generator=g)
+    W_hx, W_mx, W_mh, W_hm, b = (t.double() for t in (W_hx, W_mx, W_mh, W_hm, b))
+    model = general(use_d=True, use_e=False, h=h, m=m)
+    with torch.no_grad():  # A = W_hm, B = W_mx, C = W_mh, D = W_hx, f = b
+        model.A.copy_(W_hm)
+        model.B.weight.copy_(W_mx.T)
+        model.C.copy_(W_mh)
+        model.D.weight.copy_(W_hx.T)
+        model.f.copy_(b)
+    x = tokens()
+    state = torch.zeros(h, x.shape[1], dtype=torch.float64)  # column vectors, one per example
+    outputs = []
+    for x_t in x:
+        onehot = F.one_hot(x_t, V).T.double()  # [V, B]
+        state = torch.tanh(W_hx @ onehot + W_hm @ ((W_mx @ onehot) * (W_mh @ state)) + b[:, None])
+        outputs.append(state.T)
+    expected = model.decoder(torch.stack(outputs))
+    with torch.no_grad():
+        logits, last = model(x)
+    torch.testing.assert_close(logits, expected.detach())
+    torch.testing.assert_close(last, state.T)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "identity"])
+def test_mi_rnn_is_a_constrained_general_model(activation):
+    """m = h, A = diag(α), B = U, C = W, D = diag(β1) U, E = diag(β2) W, f = b (eqs. 10-12)."""
+    mi = mi_rnn(activation)
+    model = general(use_d=True, use_e=True, activation=activation, h=5, m=5)
+    with torch.no_grad():
+        model.A.copy_(torch.diag(mi.alpha))
+        model.B.weight.copy_(mi.U.weight)  # Embedding rows are the columns U x for one-hot x
+        model.C.copy_(mi.W)
+        model.D.weight.copy_(mi.U.weight * mi.beta1)  # row v of D: β1 ⊙ U e_v
+        model.E.copy_(mi.beta2[:, None] * mi.W)
+        model.f.copy_(mi.b)
+        model.decoder.load_state_dict(mi.decoder.state_dict())
+        x = tokens()
+        (mi_logits, mi_state), (logits, state) = mi(x), model(x)
+    torch.testing.assert_close(logits, mi_logits)
+    torch.testing.assert_close(state, mi_state)
+
+
+# ---------------------------------------------------------------------------------------------
+# interface, state, counts
+
+MODELS = [
+    ("second_order_rnn", {"hidden_size": 5, "inner_size": 4}),
+    ("second_order_rnn", {"hidden_size": 5, "inner_size": 7, "use_e": False}),
+    ("first_order_rnn", {"hidden_size": 5}),
+    ("mi_rnn", {"hidden_size": 5, "activation": "identity"}),
+]
+
+
+@pytest.mark.parametrize("name,hparams", MODELS)
+def test_forward_shape_and_carried_state(name, hparams):
+    torch.manual_seed(0)
+    model = build_model(name, VOCAB, **hparams)
+    assert model.output == "vocab"
+    x = tokens(T=7)
+    logits, state = model(x)
+    assert logits.shape == (7, 3, V) and state.shape == (3, 5)
+    first, carried = model(x[:4])
+    second, last = model(x[4:], carried)
+    torch.testing.assert_close(torch.cat((first, second)), logits)
+    torch.testing.assert_close(last, state)
+
+
+@pytest.mark.parametrize("name,hparams", MODELS)
+def test_dropout_only_in_training(name, hparams):
+    model = build_model(name, VOCAB, dropout=0.5, **hparams)
+    x = tokens()
+    model.train()
+    assert not torch.equal(model(x)[0], model(x)[0])
+    model.eval()
+    torch.testing.assert_close(model(x)[0], model(x)[0], rtol=0, atol=0)
+
+
+def test_bad_activation_is_rejected():
+    with pytest.raises(ValueError, match="activation"):
+        build_model("second_order_rnn", VOCAB, hidden_size=3, inner_size=3, activation="relu")
+
+
+SEED003_COUNTS = [
+    ("second_order_rnn", 27, {"hidden_size": 7, "inner_size": 5, "use_d": d, "use_e": e})
+    for d, e in itertools.product([True, False], repeat=2)
+] + [
+    ("second_order_rnn", 703, {"hidden_size": 4, "inner_size": 9, "use_d": False, "use_e": False}),
+    ("first_order_rnn", 27, {"hidden_size": 11}),
+    ("mi_rnn", 27, {"hidden_size": 11}),
+]
+SEED001_COUNTS = [
+    ("rnn", 13, {"embedding_dim": 6, "hidden_size": 5}),
+    ("rnn", 13, {"embedding_dim": 6, "hidden_size": 5, "num_layers": 3}),
+    ("lstm", 13, {"embedding_dim": 6, "hidden_size": 5, "num_layers": 2}),
+    ("mrnn", 13, {"embedding_dim": 6, "hidden_size": 5}),
+    ("mlstm", 13, {"embedding_dim": 6, "hidden_size": 5}),
+    ("mmrnn", 13, {"embedding_dim": 6, "hidden_size": 5}),
+    ("mmrnn", 13, {"embedding_dim": 6, "hidden_size": 5, "num_layers": 2, "choices": 3}),
+    ("mmlstm", 13, {"embedding_dim": 6, "hidden_size": 5, "choices": 2}),
+    ("mmlstm", 13, {"embedding_dim": 6, "hidden_size": 5, "num_layers": 2, "choices": 3}),
+]
+
+
+@pytest.mark.parametrize("name,vocab_size,hparams", SEED003_COUNTS + SEED001_COUNTS)
+def test_parameter_count_formula_equals_torch_model(name, vocab_size, hparams):
+    model = build_model(name, [f"t{i}" for i in range(vocab_size)], **hparams)
+    total = model.num_parameters()
+    assert total == parameter_count(name, vocab_size, hparams)
+    if name in ("second_order_rnn", "first_order_rnn", "mi_rnn"):  # all but the decoder
+        assert model.recurrent_parameters() == total - (hparams["hidden_size"] + 1) * vocab_size
