@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 SCRIPTS = ROOT / ".ci" / "slurm"
 CANNOT_HOST = 77  # up.sh's exit status when this machine cannot run the cluster
 RUN = "results/runs/seed000/dyck_m4/lstm/seed1"
-CHECKPOINT = "results/checkpoints/seed000/dyck_m4/lstm/seed1.pt"
+CHECKPOINT = "results/checkpoints/smoke/seed000/dyck_m4/lstm/seed1.pt"
 TRAIN_LOG = "results/logs/train/seed000/dyck_m4/lstm/seed1.log"
 # Jobs call `python -m ...`: make it this interpreter (a venv need not be activated).
 ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

@@ -186,9 +186,9 @@ def check(config: dict) -> None:
 
 
 def datasets(config: dict, experiment: str) -> list[str]:
-    """Dataset names of an experiment at the selected scale."""
+    """Dataset names of an experiment at the selected scale (none if it is not configured)."""
     names = []
-    for fam in config["experiments"][experiment]["datasets"]:
+    for fam in config["experiments"].get(experiment, {}).get("datasets", []):
         names += dataset_names(config, fam)
     return names
 
@@ -206,8 +206,10 @@ def seeds(config: dict, experiment: str) -> list[int]:
 
 
 def runs(config: dict, experiment: str | None = None, model: str | None = None) -> list[Run]:
-    """Every training job of the selected scale, optionally restricted."""
+    """Every training job of the selected scale, optionally restricted (an experiment that is
+    not configured has none)."""
     experiments = [experiment] if experiment else list(config["experiments"])
+    experiments = [exp for exp in experiments if exp in config["experiments"]]
     out = []
     for exp in experiments:
         entry = config["experiments"][exp]

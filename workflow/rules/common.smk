@@ -50,7 +50,8 @@ def checkpoint_path(wildcards):
     run = cfg.Run(
         wildcards.experiment, wildcards.dataset, wildcards.model, int(wildcards.seed)
     )
-    return str(Path(config["checkpoint_dir"], f"{run.path}.pt"))
+    # per scale: runs of another scale never overwrite (or resume from) this scale's checkpoints
+    return str(Path(config["checkpoint_dir"], config["scale"], f"{run.path}.pt"))
 
 
 def train_inputs(wildcards):

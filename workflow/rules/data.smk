@@ -58,11 +58,11 @@ rule download:
     conda:
         "../../envs/rnnrepro.yaml"
     params:
-        mirror=config["data_mirror"],
-        sources=config.get("data_sources", ""),
+        mirror=config["data_mirror"] or "",
+        sources=config.get("data_sources") or "",
     shell:
         "python -m rnnrepro.scripts.fetch_data --corpus {wildcards.corpus} --name {wildcards.name}"
-        " --mirror {params.mirror:q} --sources {params.sources:q} --out {output} 2>&1 | tee {log}"
+        " --mirror={params.mirror:q} --sources={params.sources:q} --out {output} 2>&1 | tee {log}"
 
 
 # Seed 001: PTB sentences, word or character level, optionally with truncated training lines.

@@ -40,8 +40,9 @@ class SecondOrderRecurrence(torch.autograd.Function):
             w_rec [m, n] (C) or [m + n, n] (C stacked over E), tanh: bool) -> h [T, B, n].
 
     Forward, per step: one matmul u_t = h_{t-1} [C; E]ᵀ, the product with x_b_t, A, the sum, φ.
-    Backward, per step (δ_t = ∂L/∂pre_t): ∂m_t = δ_t A, ∂u_t = [∂m_t ⊙ x_b_t | δ_t] (a row of
-    one buffer), ∂h_{t-1} = ∂u_t [C; E] (one matmul), δ_{t-1} = φ'_{t-1} ⊙ (∂L/∂h_{t-1} + ∂h_{t-1}).
+    Backward, per step (δ_t = ∂L/∂pre_t): ∂m_t = δ_t A, ∂u_t = [∂m_t ⊙ x_b_t | δ_t] (without E
+    just ∂m_t ⊙ x_b_t), ∂h_{t-1} = ∂u_t [C; E] (one matmul), δ_{t-1} = φ'_{t-1} ⊙ (∂L/∂h_{t-1} +
+    ∂h_{t-1}).
     The weight gradients are one matmul each over all steps after the loop:
     ∂A = Σ_t δ_tᵀ m_t, ∂[C; E] = Σ_t ∂u_tᵀ h_{t-1}. No per-example n×n matrix is formed.
     """

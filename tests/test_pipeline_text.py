@@ -1,0 +1,165 @@
+"""The PTB tracks (seeds 001 and 003) through Snakemake at smoke scale, on fixture corpora served
+from a fixture mirror or a loopback HTTP server (never the internet)."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+
+import pandas as pd
+import pytest
+import yaml
+from pipeline_utils import base_config, run_snakemake, write_fixture_corpora
+
+pytestmark = pytest.mark.slow
+
+SEED001_MODELS = ("lstm", "mmlstm_2l", "rnn")
+SEED003_MODELS = ("so_de_tanh", "so_id", "first_order_rnn", "mi_rnn", "ratio_1", "ratio_2")
+
+
+def text_config(mirror: str, sources: str) -> dict:
+    """Smoke scale, PTB only, a few models of each paper (the full DAG is checked dry)."""
+    config = base_config()
+    config["scale"] = "smoke"
+    config["data_mirror"] = mirror
+    config["data_sources"] = sources
+    seed001 = config["experiments"]["seed001"]
+    seed001["datasets"] = [d for d in seed001["datasets"] if d != "dyck"]
+    seed001["models"] = {m: seed001["models"][m] for m in SEED001_MODELS}
+    for model in seed001["models"].values():
+        if "datasets" in model:
+            model["datasets"] = [d for d in model["datasets"] if d != "dyck"]
+        model.get("dataset_hparams", {}).pop("dyck", None)
+    seed003 = config["experiments"]["seed003"]
+    seed003["models"] = {m: seed003["models"][m] for m in SEED003_MODELS}
+    del config["experiments"]["seed000"]
+    return config
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpora")
+    overrides = write_fixture_corpora(root / "mirror")
+    (root / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    return root
+
+
+@pytest.fixture(scope="module")
+def text_run(tmp_path_factory, fixtures):
+    workdir = tmp_path_factory.mktemp("text")
+    config = text_config(str(fixtures / "mirror"), str(fixtures / "sources.yaml"))
+    run_snakemake(workdir, config, "results/tables/seed001_table2_ptb.md", "seed003")
+    return workdir, config
+
+
+def test_ptb_tables_hold_runs_and_paper_numbers(text_run):
+    workdir, _ = text_run
+    table = pd.read_csv(workdir / "results/tables/seed001_table2_ptb.csv")
+    ran = table[table["model"].isin(SEED001_MODELS) & table["metric"].isin(["test_bpc", "test_ce"])]
+    assert set(ran["dataset"]) == {"ptb_char", "ptb_word"}
+    assert (ran["n_seeds"] == 1).all() and ran["paper"].notna().all()
+    assert ran["mean"].between(0.5, 12).all()  # bits per char / nats per word, near uniform
+    assert set(table.loc[~table["model"].isin(SEED001_MODELS), "verdict"]) == {"missing"}
+    seed003 = pd.read_csv(workdir / "results/tables/seed003_table1.csv")
+    bpc = seed003[(seed003["metric"] == "test_bpc") & seed003["model"].isin(SEED003_MODELS)]
+    assert len(bpc) == 4 and (bpc["n_seeds"] == 1).all()
+    assert "Scale smoke" in (workdir / "results/tables/seed003_table1.md").read_text()
+
+
+def test_text_metrics_and_analyses(text_run):
+    workdir, _ = text_run
+    runs = workdir / "results/runs"
+    char = json.loads((runs / "seed001/ptb_char/lstm/seed1/metrics.json").read_text())
+    word = json.loads((runs / "seed001/ptb_word/lstm/seed1/metrics.json").read_text())
+    assert char["test"]["bpc"] > 0 and char["test"]["ce"] is None
+    assert word["test"]["ce"] == pytest.approx(word["test"]["loss"]) and word["test"]["bpc"] is None
+    assert char["scale"] == "smoke" and char["run"]["text"]["framing"] == "eos"
+    # every character of the test split plus one <eos> per sentence is scored
+    test = (workdir / "results/data/ptb_char/test.txt").read_text().splitlines()
+    assert char["test"]["tokens"] == sum(len(line.split()) + 1 for line in test)
+    fold = runs / "seed003/ptb_lines_unigram_fold1/so_id/seed1"
+    positions = pd.read_csv(fold / "position_loss.csv")
+    assert positions["position"].min() == 1 and (positions["count"] > 0).all()
+    examples = json.loads((fold / "examples.json").read_text())
+    assert all(len(e["target"]) == len(e["predicted"]) for e in examples)
+    for name in ("fig1_ratio", "fig2_examples", "fig3_position_loss"):
+        data = (workdir / f"results/figures/seed003_{name}.png").read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_folds_are_disjoint_and_cover_the_corpus(text_run):
+    workdir, _ = text_run
+    data = workdir / "results/data/ptb_lines_unigram_fold1"
+    splits = {s: (data / f"{s}.txt").read_text().splitlines() for s in ("train", "val", "test")}
+    assert all(splits.values())
+    assert not set(splits["train"]) & set(splits["test"])  # fixture lines are mostly unique
+
+
+def test_second_run_executes_nothing(text_run):
+    workdir, config = text_run
+    proc = run_snakemake(workdir, config, "results/tables/seed001_table2_ptb.md", "seed003", "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_corrupt_mirror_file_stops_with_both_hashes(tmp_path, fixtures):
+    mirror = tmp_path / "mirror"
+    overrides = write_fixture_corpora(mirror)
+    (mirror / "ptb" / "valid.txt").write_text("tampered\n")
+    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    config = text_config(str(mirror), str(tmp_path / "sources.yaml"))
+    proc = run_snakemake(tmp_path, config, "results/data/ptb_word/train.txt", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "valid.txt" in out and overrides["ptb"]["valid.txt"]["sha256"] in out
+    assert not (tmp_path / "results/downloads/ptb/valid.txt").exists()
+    assert not list((tmp_path / "results/downloads/ptb").glob(".*part"))
+
+
+def test_no_network_and_no_mirror_fails_before_training(tmp_path, fixtures):
+    overrides = yaml.safe_load((fixtures / "sources.yaml").read_text())
+    for corpus in overrides.values():
+        for name, entry in corpus.items():
+            entry["url"] = f"http://127.0.0.1:9/{name}"  # discard port: nothing listens
+    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    config = text_config("", str(tmp_path / "sources.yaml"))
+    proc = run_snakemake(tmp_path, config, "seed001", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "data_mirror" in out and "http://127.0.0.1:9/" in out
+    assert not (tmp_path / "results/runs").exists()
+
+
+def test_downloads_through_http(tmp_path, fixtures):
+    handler = functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(fixtures / "mirror")
+    )
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        overrides = yaml.safe_load((fixtures / "sources.yaml").read_text())
+        for corpus in overrides.values():
+            for entry in corpus.values():
+                entry["url"] = f"http://127.0.0.1:{server.server_port}/{entry['mirror_path']}"
+        (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+        config = text_config("", str(tmp_path / "sources.yaml"))
+        run_snakemake(tmp_path, config, "results/data/ptb_lines_bigram_fold1/train.txt")
+    finally:
+        server.shutdown()
+    got = (tmp_path / "results/downloads/ptb/test.txt").read_bytes()
+    assert got == (fixtures / "mirror/ptb/test.txt").read_bytes()
+    vocab = (tmp_path / "results/data/ptb_lines_bigram_fold1/vocab.txt").read_text().split()
+    assert len(vocab) == 703
+
+
+def test_full_smoke_dag_plans_every_paper_target(tmp_path, fixtures):
+    config = base_config()
+    config["scale"] = "smoke"
+    proc = run_snakemake(tmp_path, config, "all", "-n", "--quiet", "rules")
+    out = proc.stdout + proc.stderr
+    for rule in ("download", "ptb_text", "ptb_lines_fold", "evaluate_text", "analyse_positions"):
+        assert rule in out
+    for table in ("table_seed001_table2_ptb", "table_seed001_table3", "table_seed003_table1"):
+        assert table in out
