@@ -76,9 +76,20 @@ def test_job_counts_equal_the_number_of_runs(throughput, scale):
     config["scale"] = scale
     rows = cost.summarise(cost.estimate(config, throughput))
     jobs = {r.experiment: r.jobs for r in rows}
-    assert jobs["total"] == len(cfg.runs(config))
-    for experiment in config["experiments"]:
-        assert jobs[experiment] == len(cfg.runs(config, experiment))
+    dyck = [r for r in cfg.runs(config) if cfg.family(r.dataset) == "dyck"]
+    assert jobs["total"] == len(dyck)  # text runs need measured epoch times
+    for experiment in ("seed000", "seed001"):
+        assert jobs[experiment] == sum(r.experiment == experiment for r in dyck)
+
+
+def test_text_runs_use_measured_epoch_times(throughput):
+    config = base_config()
+    times = {("seed003", "ptb_lines_unigram", "so_tanh"): 120.0}
+    costs = cost.estimate(config, throughput, epoch_times=times)
+    text = [c for c in costs if c.run.experiment == "seed003"]
+    assert len(text) == 5  # five folds
+    assert all(c.seconds_per_epoch == 120.0 for c in text)
+    assert text[0].upper_hours == pytest.approx(25 * 120.0 / 3600)
 
 
 def test_hours_scale_linearly_with_epochs(throughput):
@@ -130,15 +141,18 @@ def test_finished_runs_give_the_expected_epochs(tmp_path, throughput):
 def test_cli_on_the_shipped_config(tmp_path, capsys):
     out = tmp_path / "cost.csv"
     args = ["--config", str(ROOT / "config.yaml"), "--throughput", str(CELLS)]
-    code = estimate_cost.main([*args, "--runs-dir", str(tmp_path), "--out", str(out)])
+    no_times = ["--epoch-times", str(tmp_path / "none.csv")]
+    code = estimate_cost.main([*args, *no_times, "--runs-dir", str(tmp_path), "--out", str(out)])
     assert code == 0
     printed = capsys.readouterr().out
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    assert f"{len(cfg.runs(config))} training jobs" in printed
+    dyck = [r for r in cfg.runs(config) if cfg.family(r.dataset) == "dyck"]
+    assert f"{len(dyck)} training jobs" in printed
+    assert f"Not counted: {len(cfg.runs(config)) - len(dyck)} text run(s)" in printed
     assert "CPU, 1 thread" in printed and "device-hours" in printed
     with out.open(newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [r["experiment"] for r in rows] == [*config["experiments"], "total"]
+    assert [r["experiment"] for r in rows] == ["seed000", "seed001", "total"]
     assert float(rows[-1]["upper_bound_hours"]) > float(rows[-1]["expected_hours"]) > 0
 
     code = estimate_cost.main([*args, "--scale", "huge"])

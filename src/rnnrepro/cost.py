@@ -8,6 +8,9 @@ Model of one run's cost (kept free of torch imports):
   of ``batch_size`` lengths); validation batches of ``VAL_BATCH_SIZE`` run forward only and
   count at ``VAL_COST`` of a training token;
 - seconds per epoch = computed tokens / tokens_per_s of the architecture's benchmark row;
+- text runs (PTB): seconds per epoch measured at paper size on real data by
+  ``benchmarks/epoch_times.py`` (``benchmarks/results/epoch_times.csv``); runs without a
+  measurement are left out (``estimate`` says how many);
 - epochs: ``max_epochs`` of the run's training procedure (upper bound) and an expected figure:
   the run's own ``history.csv`` when it has finished, else the mean over finished runs of the
   same experiment and model, else ``expected_fraction`` × ``max_epochs``.
@@ -167,9 +170,12 @@ class RunCost:
     expected_epochs: float
     epochs_basis: str  # "history", "same model" or "fraction"
     measured_seconds_per_epoch: float | None = None  # from the run's history.csv, if finished
+    epoch_seconds: float | None = None  # text runs: benchmarks/epoch_times.py's measurement
 
     @property
     def seconds_per_epoch(self) -> float:
+        if self.epoch_seconds is not None:
+            return self.epoch_seconds
         return self.computed_tokens / self.tokens_per_s
 
     @property
@@ -188,16 +194,33 @@ def run_cost(
     expected_epochs: float,
     basis: str,
     measured_seconds: float | None = None,
+    epoch_times: dict[tuple[str, str, str], float] | None = None,
 ) -> RunCost:
-    """Cost of one run given its expected number of epochs."""
+    """Cost of one run given its expected number of epochs (text runs need ``epoch_times``)."""
     settings = cfg.run_config(config, run.experiment, run.dataset, run.model)
+    max_epochs = settings["training"]["max_epochs"]
+    if "dyck" not in settings:
+        key = (run.experiment, cfg.family(run.dataset), run.model)
+        if epoch_times is None or key not in epoch_times:
+            raise CostError(f"no measured epoch time for {run.path}")
+        return RunCost(
+            run=run,
+            architecture=settings["architecture"],
+            train_tokens=math.nan,
+            computed_tokens=math.nan,
+            tokens_per_s=math.nan,
+            max_epochs=max_epochs,
+            expected_epochs=min(expected_epochs, max_epochs),
+            epochs_basis=basis,
+            measured_seconds_per_epoch=measured_seconds,
+            epoch_seconds=epoch_times[key],
+        )
     dyck = cfg.scale_settings(config)["dyck"]
     m, lo, hi = settings["dyck"]["m"], dyck["min_length"], dyck["max_length"]
     n_train, n_val = dyck["sizes"]["train"], dyck["sizes"]["val"]
     batch = settings["training"]["batch_size"]
     computed = padded_tokens(n_train, batch, m, lo, hi)
     computed += VAL_COST * padded_tokens(n_val, VAL_BATCH_SIZE, m, lo, hi)
-    max_epochs = settings["training"]["max_epochs"]
     return RunCost(
         run=run,
         architecture=settings["architecture"],
@@ -216,10 +239,20 @@ def estimate(
     throughput: Throughput,
     runs_dir: str | Path | None = None,
     expected_fraction: float = DEFAULT_EXPECTED_FRACTION,
+    epoch_times: dict[tuple[str, str, str], float] | None = None,
 ) -> list[RunCost]:
-    """Cost of every run of the config's scale; ``runs_dir`` holds finished runs (epochs)."""
+    """Cost of every run of the config's scale; ``runs_dir`` holds finished runs (epochs).
+
+    Text runs are included when ``epoch_times`` has their (experiment, family, model).
+    """
     cfg.check(config)
-    all_runs = cfg.runs(config)
+    epoch_times = epoch_times or {}
+    all_runs = [
+        r
+        for r in cfg.runs(config)
+        if cfg.family(r.dataset) == "dyck"
+        or (r.experiment, cfg.family(r.dataset), r.model) in epoch_times
+    ]
     done = {r: read_history(runs_dir, r) for r in all_runs} if runs_dir else {}
     out = []
     for run in all_runs:
@@ -237,8 +270,18 @@ def estimate(
             training = cfg.run_config(config, run.experiment, run.dataset, run.model)["training"]
             epochs, basis = expected_fraction * training["max_epochs"], "fraction"
         measured = own.seconds_per_epoch if own else None
-        out.append(run_cost(config, run, throughput, epochs, basis, measured))
+        out.append(run_cost(config, run, throughput, epochs, basis, measured, epoch_times))
     return out
+
+
+def read_epoch_times(path: str | Path) -> dict[tuple[str, str, str], float]:
+    """(experiment, dataset family, model) -> seconds per paper-scale epoch, from the CSV of
+    ``benchmarks/epoch_times.py``."""
+    with open(path, newline="") as f:
+        return {
+            (r["experiment"], cfg.family(r["dataset"]), r["model"]): float(r["epoch_seconds"])
+            for r in csv.DictReader(f)
+        }
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from rnnrepro.cost import (
     CostError,
     Summary,
     estimate,
+    read_epoch_times,
     read_throughput,
     summarise,
 )
@@ -51,6 +52,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--expected-fraction", type=float, default=DEFAULT_EXPECTED_FRACTION,
         help="expected epochs as a fraction of max_epochs when no run of the model has finished",
+    )  # fmt: skip
+    parser.add_argument(
+        "--epoch-times", type=Path, default=Path("benchmarks/results/epoch_times.csv"),
+        help="CSV of benchmarks/epoch_times.py: measured paper-scale epochs of the text runs",
     )  # fmt: skip
     parser.add_argument("--out", type=Path, help="write the table as CSV")
     return parser.parse_args(argv)
@@ -84,13 +89,20 @@ def main(argv: list[str] | None = None) -> int:
         config["scale"] = args.scale
     try:
         throughput = read_throughput(args.throughput, args.device_label, BENCH_DEVICE)
-        costs = estimate(config, throughput, args.runs_dir, args.expected_fraction)
+        epoch_times = read_epoch_times(args.epoch_times) if args.epoch_times.exists() else {}
+        costs = estimate(config, throughput, args.runs_dir, args.expected_fraction, epoch_times)
     except (CostError, cfg.ConfigError) as error:
         print(f"estimate_cost: {error}", file=sys.stderr)
         return 2
     rows = summarise(costs)
     bases = Counter(c.epochs_basis for c in costs)
     print(f"Cost of scale {config['scale']!r} ({args.config}): {len(costs)} training jobs")
+    left_out = len(cfg.runs(config)) - len(costs)
+    if left_out:
+        print(
+            f"Not counted: {left_out} text run(s) with no measured epoch time in "
+            f"{args.epoch_times} (benchmarks/epoch_times.py measures them)."
+        )
     print(f"Throughput: {args.throughput}, measured on {throughput.device}.")
     print("Hours are device-hours of that device, one job at a time (not GPU-hours unless the")
     print("table was measured on a GPU); divide by the number of jobs run in parallel.\n")
