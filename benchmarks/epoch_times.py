@@ -1,0 +1,135 @@
+"""Seconds per paper-scale training epoch of every text model, measured on the real corpora.
+
+For each (experiment, dataset family, model) of the config's text experiments at ``scale:
+paper``, the script builds the run exactly as the pipeline does (``rnnrepro.tasks``: the real
+batches of the prepared dataset), times ``--batches`` training steps (forward, backward, clip,
+Adam step) after one warm-up step, times the validation pass on ``--val-lines`` sentences, and
+extrapolates both to the full epoch. One thread (one core per job, as the local profile runs).
+The prepared data come from the pipeline (paper scale), e.g.
+
+    snakemake --config data_mirror=../shared/data results/data/ptb_char/vocab.txt \\
+        results/data/ptb_word/vocab.txt results/data/ptb_char_cut50/vocab.txt \\
+        results/data/ptb_lines_unigram_fold1/vocab.txt results/data/ptb_lines_bigram_fold1/vocab.txt
+    python benchmarks/epoch_times.py --out benchmarks/results/epoch_times.csv
+
+``rnnrepro.scripts.estimate_cost`` reads the CSV for the text runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+from pathlib import Path
+
+import torch
+import yaml
+
+from rnnrepro import config as cfg
+from rnnrepro.evaluation.text import evaluate_text
+from rnnrepro.models import build_model
+from rnnrepro.tasks import TextTask
+from rnnrepro.training import seed_everything
+
+# the dataset timed for each family (folds and cutoffs of a family cost about the same)
+FAMILY_DATASET = {
+    "ptb_char": "ptb_char",
+    "ptb_word": "ptb_word",
+    "ptb_char_cut": "ptb_char_cut50",
+    "ptb_lines_unigram": "ptb_lines_unigram_fold1",
+    "ptb_lines_bigram": "ptb_lines_bigram_fold1",
+}
+COLUMNS = [
+    "experiment",
+    "dataset",
+    "model",
+    "params",
+    "batches_per_epoch",
+    "seconds_per_batch",
+    "train_seconds",
+    "val_seconds",
+    "epoch_seconds",
+    "load_average",
+]
+
+
+def measure(config: dict, experiment: str, dataset: str, model_name: str, args) -> dict:
+    run = cfg.run_config(config, experiment, dataset, model_name)
+    data = Path(args.data) / dataset
+    task = TextTask(
+        run, 1, torch.device("cpu"), data / "train.txt", data / "val.txt", data / "vocab.txt"
+    )
+    seed_everything(1)
+    model = build_model(run["architecture"], task.vocab, **run["hparams"])
+    optimizer = torch.optim.Adam(model.parameters(), lr=run["training"]["lr"])
+    clip = run["training"].get("grad_clip")
+    batches = list(task.batches(0))
+    model.train()
+    times = []
+    for batch in batches[: args.batches + 1]:
+        started = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        loss, n = task.batch_loss(model, batch)
+        (loss / n).backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimizer.step()
+        times.append(time.perf_counter() - started)
+    times = times[1:]  # the first step warms up
+    sampled = batches[1 : args.batches + 1]
+    # extrapolate by tokens: the timed batches are a random sample of the epoch's batches
+    tokens = sum(b[0].numel() for b in sampled)
+    all_tokens = sum(b[0].numel() for b in batches)
+    train_seconds = sum(times) / tokens * all_tokens
+    val = task.val[: args.val_lines]
+    started = time.perf_counter()
+    model.eval()
+    with torch.no_grad():
+        evaluate_text(model, val, task.framing, task.char_lengths, task.eos_id)
+    val_seconds = (time.perf_counter() - started) * len(task.val) / len(val)
+    return {
+        "experiment": experiment,
+        "dataset": dataset,
+        "model": model_name,
+        "params": model.num_parameters(),
+        "batches_per_epoch": len(batches),
+        "seconds_per_batch": round(sum(times) / len(times), 3),
+        "train_seconds": round(train_seconds, 1),
+        "val_seconds": round(val_seconds, 1),
+        "epoch_seconds": round(train_seconds + val_seconds, 1),
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="config.yaml")
+    parser.add_argument("--data", default="results/data", help="prepared datasets (paper scale)")
+    parser.add_argument("--batches", type=int, default=4, help="timed training steps per model")
+    parser.add_argument("--val-lines", type=int, default=300)
+    parser.add_argument("--models", nargs="*", help="only these model names")
+    parser.add_argument("--out", default="benchmarks/results/epoch_times.csv")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    config = yaml.safe_load(Path(args.config).read_text())
+    config["scale"] = "paper"
+    rows = []
+    for experiment, entry in config["experiments"].items():
+        for model_name, model in entry["models"].items():
+            if args.models and model_name not in args.models:
+                continue
+            for family in model.get("datasets", entry["datasets"]):
+                if family not in FAMILY_DATASET or family not in entry["datasets"]:
+                    continue
+                row = measure(config, experiment, FAMILY_DATASET[family], model_name, args)
+                print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+                rows.append(row)
+                with open(args.out, "w", newline="") as f:
+                    writer = csv.DictWriter(f, fieldnames=COLUMNS)
+                    writer.writeheader()
+                    writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
