@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from model_checks import assert_matches_naive
 
 from rnnrepro.data.dyck import close_type_ids, generate, vocabulary
 from rnnrepro.models import build_model
@@ -139,19 +140,7 @@ def test_efficient_recurrence_equals_naive_per_example_matrices(name, hparams):
     model = lm(name, torch.float64, **hparams)
     x = tokens()
     weights = torch.randn(7, 3, len(VOCAB), dtype=torch.float64)
-
-    def outputs_and_grads(forward):
-        model.zero_grad()
-        logits = forward(model, x)
-        (logits * weights).sum().backward()
-        return logits.detach(), [p.grad.clone() for p in model.parameters()]
-
-    logits, grads = outputs_and_grads(lambda m, x: m(x)[0])
-    naive_logits, naive_grads = outputs_and_grads(naive_forward)
-    torch.testing.assert_close(logits, naive_logits)
-    for grad, naive_grad in zip(grads, naive_grads, strict=True):
-        assert grad.abs().sum() > 0
-        torch.testing.assert_close(grad, naive_grad)
+    assert_matches_naive(model, x, weights, naive_forward)
 
 
 @pytest.mark.parametrize("lstm", [False, True])

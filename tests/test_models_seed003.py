@@ -7,6 +7,7 @@ import itertools
 import pytest
 import torch
 import torch.nn.functional as F
+from model_checks import assert_matches_naive
 
 from rnnrepro.budget import parameter_count
 from rnnrepro.models import build_model
@@ -105,19 +106,7 @@ def assert_same_outputs_and_gradients(model, naive):
     weights = torch.randn(
         *x.shape, V, dtype=torch.float64, generator=torch.Generator().manual_seed(2)
     )
-
-    def run(forward):
-        model.zero_grad()
-        logits = forward(model, x)
-        (logits * weights).sum().backward()
-        return logits.detach(), [p.grad.clone() for p in model.parameters()]
-
-    logits, grads = run(lambda m, x: m(x)[0])
-    naive_logits, naive_grads = run(naive)
-    torch.testing.assert_close(logits, naive_logits)
-    for grad, naive_grad in zip(grads, naive_grads, strict=True):
-        assert grad.abs().sum() > 0
-        torch.testing.assert_close(grad, naive_grad)
+    assert_matches_naive(model, x, weights, naive)
 
 
 COMBOS = list(itertools.product([True, False], [True, False], ["tanh", "identity"]))
