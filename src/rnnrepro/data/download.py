@@ -22,7 +22,6 @@ import pickletools
 import shutil
 import tarfile
 import time
-import uuid
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -33,6 +32,7 @@ from urllib.parse import urlsplit
 from urllib.request import Request, urlopen
 
 from rnnrepro.data.sources import Source, get_source
+from rnnrepro.fileio import atomic_open
 
 RECORD_FILE = "recorded_sha256.tsv"
 ARCHIVE_DIR = "_archives"
@@ -111,19 +111,8 @@ class _HashWriter:
 @contextlib.contextmanager
 def _atomic_target(dest: Path) -> Iterator[_HashWriter]:
     """Yield a hashing writer on a hidden temp file; rename it to ``dest`` on success only."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # honours the umask
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield _HashWriter(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_open(dest, "wb") as f:
+        yield _HashWriter(f)
 
 
 def _verify(out: _HashWriter, sha256: str | None, sha1: str | None, label: str, source: str) -> str:

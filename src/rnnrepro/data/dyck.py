@@ -20,10 +20,10 @@ import math
 import os
 import random
 import string
-import tempfile
 from collections.abc import Iterable, Sequence
 from functools import cache
-from pathlib import Path
+
+from rnnrepro.fileio import atomic_open
 
 SPECIALS = ["<pad>", "<start>", "<end>"]
 END = "<end>"
@@ -169,16 +169,9 @@ def check_sequence(seq: Sequence[str], k: int | None = None, m: int | None = Non
 
 def write_sequences(path: str | os.PathLike, seqs: Iterable[Sequence[str]]) -> None:
     """Write one space-separated sequence per line, atomically (temp file + os.replace)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for seq in seqs:
-                f.write(" ".join(seq) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        for seq in seqs:
+            f.write(" ".join(seq) + "\n")
 
 
 def read_sequences(

@@ -1,0 +1,49 @@
+"""Atomic file writes that honour the user's umask.
+
+A file is written to a hidden temporary file next to its destination and renamed into place
+only when complete, so a destination never exists half-written. The temporary file is created
+with mode 0666 minus the umask (``tempfile.mkstemp`` would give 0600, and the rename keeps the
+mode), so results in a group-shared directory stay readable by colleagues.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+
+def temporary_path(dest: Path) -> Path:
+    """A unique hidden sibling of ``dest`` for writing before the rename."""
+    return dest.with_name(f".{dest.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
+
+
+@contextlib.contextmanager
+def atomic_open(dest: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator[IO]:
+    """Open a temporary file for writing (``mode`` "w" or "wb") that replaces ``dest`` on a
+    clean exit only; on an exception the temporary file is removed and ``dest`` is untouched."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_open writes only ('w' or 'wb'), not {mode!r}")
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_path(dest)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # 0666 & ~umask
+    try:
+        with os.fdopen(fd, mode, **kwargs) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(dest: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``dest`` atomically."""
+    with atomic_open(dest, "w", encoding="utf-8") as f:
+        f.write(text)
