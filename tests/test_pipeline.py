@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 
 import pandas as pd
 import pytest
@@ -31,7 +33,9 @@ def test_tables_hold_paper_and_reproduced_numbers(smoke_run):
     smoke_datasets = {"dyck_m4", "dyck_m6"}
     ran = table[table["dataset"].isin(smoke_datasets)]
     assert len(ran) > 0 and (ran["n_seeds"] == 1).all()
-    assert set(table.loc[~table["dataset"].isin(smoke_datasets), "verdict"]) == {"missing"}
+    not_run = table.loc[~table["dataset"].isin(smoke_datasets), "verdict"]
+    assert set(not_run) == {"not run at smoke scale"}  # m = 8 is not part of the smoke scale
+    assert ran["verdict"].str.startswith("smoke-scale ").all()  # never a bare "match"
     assert ran.loc[ran["metric"] == "test_ppl", "paper"].tolist()  # paper numbers present
     for _, row in ran[ran["metric"].str.endswith("_ppl")].iterrows():
         # Finite and above the generator floor; two smoke epochs leave it near uniform (7 tokens).
@@ -40,14 +44,25 @@ def test_tables_hold_paper_and_reproduced_numbers(smoke_run):
         assert 0.0 <= row["mean"] <= 1.0
     assert (smoke_run / "results/tables/seed000_table1.md").read_text().count("|") > 20
     seed001 = pd.read_csv(smoke_run / "results/tables/seed001_table2_dyck.csv")
-    assert (seed001.loc[seed001["dataset"].isin(smoke_datasets), "verdict"] != "missing").all()
+    smoke_rows = seed001.loc[seed001["dataset"].isin(smoke_datasets), "verdict"]
+    compared = smoke_rows[smoke_rows != "info"]
+    assert len(compared) and compared.str.startswith("smoke-scale ").all()
+
+
+@pytest.mark.parametrize("table", ["seed000_table1", "seed001_table2_dyck"])
+def test_tables_state_the_scale_and_its_reductions(smoke_run, table):
+    header = (smoke_run / f"results/tables/{table}.md").read_text().split("Columns:")[0]
+    assert "Scale smoke: reduced from the papers' settings" in header
+    assert "m in [4, 6] only (the paper also has [8]" in header
+    assert "train/val/test sequences 48/24/24 (paper 10,000/4,000/10,000)" in header
+    assert "Scale of the runs read: smoke" in header and "unstated" not in header
 
 
 def test_run_outputs_are_complete_and_consistent(smoke_run):
     run = smoke_run / "results/runs/seed000/dyck_m4/attention_lstm/seed1"
     metrics = json.loads((run / "metrics.json").read_text())
     history = pd.read_csv(run / "history.csv")
-    assert metrics["epochs"] == len(history) == 2
+    assert metrics["epochs"] == len(history) == 2 and metrics["scale"] == "smoke"
     assert metrics["params"]["recurrent"] > 0
     assert math.isfinite(metrics["test"]["ppl"]) and 0 <= metrics["test"]["wcpa"] <= 1
     assert history["temperature"].tolist() == pytest.approx([1.0, 0.9])
@@ -62,10 +77,24 @@ def test_run_outputs_are_complete_and_consistent(smoke_run):
     assert dyck_rnn["test"]["ppl"] is None and dyck_rnn["params"]["total"] == 5
 
 
-def test_figures_are_pngs(smoke_run):
+def test_figures_are_pngs_stating_the_scale(smoke_run):
+    from PIL import Image
+
     for name in ("fig2_ldpa", "fig3_val_wcpa", "fig4_pabs", "fig6_heatmap"):
-        data = (smoke_run / f"results/figures/seed000_{name}.png").read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+        path = smoke_run / f"results/figures/seed000_{name}.png"
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
+        with Image.open(path) as image:  # the footer's text, also kept as PNG metadata
+            assert "Scale smoke: reduced" in image.text["Description"], name
+
+
+def test_data_files_follow_the_umask(smoke_run):
+    umask = os.umask(0)
+    os.umask(umask)
+    files = [*(smoke_run / "results/data").rglob("*.txt"), *(smoke_run / "results/runs").rglob("*")]
+    assert files
+    for path in files:
+        if path.is_file():
+            assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path
 
 
 def test_second_run_executes_nothing(smoke_run):

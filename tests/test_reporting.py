@@ -147,6 +147,31 @@ def test_below_floor_is_flagged(tmp_path):
     assert pd.read_csv(tmp_path / "t.csv")["verdict"].tolist() == ["below floor"]
 
 
+def test_reduced_scale_verdicts_name_the_scale(tmp_path):
+    paths = [write_metrics(tmp_path, m, 1, None, w) for m, w in (("rnn", 0.0), ("lstm", 1.0))]
+    for path in paths:  # as evaluate_dyck writes them at smoke scale
+        path.write_text(json.dumps({**json.loads(path.read_text()), "scale": "smoke"}))
+    runs = collect_metrics(paths)
+    ref = reference(
+        ("rnn", "test_wcpa", 0.5, "<="),  # holds trivially: the model learnt nothing
+        ("lstm", "test_wcpa", 1.0, "="),
+        ("mmrnn", "test_wcpa", 0.5, "<="),  # no run at this scale
+    )
+    table = build_table(ref, runs, {}, scale="smoke")
+    assert table["verdict"].tolist() == [
+        "smoke-scale match",
+        "smoke-scale match",
+        "not run at smoke scale",
+    ]
+    # the runs' own scale wins over the table's (a paper table must not read smoke runs as paper)
+    assert build_table(ref, runs, {}, scale="paper")["verdict"][0] == "smoke-scale match"
+    assert build_table(ref, runs.assign(scale="paper"), {})["verdict"].tolist() == [
+        "match",
+        "match",
+        "missing",
+    ]
+
+
 def test_make_table_cli(tmp_path):
     metrics = write_metrics(tmp_path, "lstm", 1, 2.393, 1.0)
     floor = tmp_path / "data" / "dyck_m4" / "floor.json"

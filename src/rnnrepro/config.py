@@ -272,22 +272,51 @@ def run_config(config: dict, experiment: str, dataset: str, model: str) -> dict:
     return out
 
 
-def scale_notes(config: dict) -> list[str]:
-    """Plain-language reductions of the selected scale against the papers (for table notes)."""
+def scale_notes(config: dict, track: str = "text") -> list[str]:
+    """Plain-language reductions of the selected scale against the papers' settings (the
+    ``paper`` scale), for the notes under every table and figure; ``track`` is ``"dyck"`` or
+    ``"text"`` and selects which data reductions are listed."""
     scale, settings = config["scale"], scale_settings(config)
     if scale == "paper":
         return ["Scale paper: the papers' settings."]
-    text = text_settings(config)
-    notes = [f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}):"]
+    paper = config["scales"]["paper"]
+    notes = [
+        f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}); "
+        "no verdict below is a reproduction of the paper:"
+    ]
     if "max_epochs" in settings:
         notes.append(f"at most {settings['max_epochs']} epochs per run;")
-    if text["train_lines"]:
-        notes.append(f"only the first {text['train_lines']} training sentences/documents;")
-    if text["eval_lines"]:
-        notes.append(f"only the first {text['eval_lines']} validation and test ones;")
-    if len(text["folds"]) < config["text"]["folds"]:
-        notes.append(f"folds {text['folds']} of {config['text']['folds']};")
-    if text["width"] != 1.0:
-        notes.append(f"hidden sizes x{text['width']:g} (fewer parameters than the paper);")
+    if track == "dyck":
+        dyck, full = settings["dyck"], paper["dyck"]
+        if dyck["m"] != full["m"]:
+            dropped = [m for m in full["m"] if m not in dyck["m"]]
+            notes.append(
+                f"m in {dyck['m']} only (the paper also has {dropped}: those rows are not run);"
+            )
+        sizes, full_sizes = dyck["sizes"], full["sizes"]
+        if sizes != full_sizes:
+            notes.append(
+                "train/val/test sequences "
+                + "/".join(f"{sizes[s]:,}" for s in ("train", "val", "test"))
+                + " (paper "
+                + "/".join(f"{full_sizes[s]:,}" for s in ("train", "val", "test"))
+                + ");"
+            )
+        lengths = (dyck["min_length"], dyck["max_length"])
+        if lengths != (full["min_length"], full["max_length"]):
+            notes.append(
+                f"lengths {lengths[0]}-{lengths[1]} (paper {full['min_length']}-"
+                f"{full['max_length']}; shorter sequences hold shorter dependencies);"
+            )
+    else:
+        text = text_settings(config)
+        if text["train_lines"]:
+            notes.append(f"only the first {text['train_lines']} training sentences/documents;")
+        if text["eval_lines"]:
+            notes.append(f"only the first {text['eval_lines']} validation and test ones;")
+        if len(text["folds"]) < config["text"]["folds"]:
+            notes.append(f"folds {text['folds']} of {config['text']['folds']};")
+        if text["width"] != 1.0:
+            notes.append(f"hidden sizes x{text['width']:g} (fewer parameters than the paper);")
     notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
     return notes

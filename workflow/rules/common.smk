@@ -101,6 +101,11 @@ def run_params(wildcards):
     return json.dumps(settings, sort_keys=True)
 
 
+def scale_note_options(track):
+    """make_table/make_figure options stating the scale's reductions ("dyck" or "text" track)."""
+    return " ".join(f"--note {shlex.quote(n)}" for n in cfg.scale_notes(config, track))
+
+
 DYCK_DATASETS = " ".join(cfg.datasets(config, "seed000"))
 
 # figure name -> (make_figure.py kind, per-run input file, runs it reads)

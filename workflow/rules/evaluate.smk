@@ -18,10 +18,11 @@ rule evaluate_dyck:
         "../../envs/rnnrepro.yaml"
     params:
         reading=config["dyck"]["reading"],
+        scale=config["scale"],
         device=config["device"],
     shell:
         "python -m rnnrepro.scripts.evaluate_dyck --model {input.model} --history {input.history}"
-        " --val {input.val} --test {input.test} --reading {params.reading}"
+        " --val {input.val} --test {input.test} --reading {params.reading} --scale {params.scale}"
         " --device {params.device} --out-metrics {output.metrics} --out-ldpa {output.ldpa}"
         " > {log} 2>&1"
 

@@ -36,10 +36,13 @@ rule table_seed000_table1:
         "../../envs/rnnrepro.yaml"
     params:
         tolerance=config["reporting"],
+        scale=config["scale"],
+        notes=scale_note_options("dyck"),
     shell:
         "python -m rnnrepro.scripts.make_table --paper seed000 --table 'Table 1'"
         " --title 'seed000 Table 1 (Dyck-2): paper vs reproduction'"
         " --metrics {input.metrics} --floors {input.floors}"
+        " --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
         " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
@@ -62,10 +65,12 @@ rule table_seed001_dyck:
     params:
         tolerance=config["reporting"],
         datasets=DYCK_DATASETS,
+        scale=config["scale"],
+        notes=scale_note_options("dyck"),
     shell:
         "python -m rnnrepro.scripts.make_table --paper seed001 --datasets {params.datasets}"
         " --title 'seed001 Dyck results (Tables 1-2, sections 5.4 and 6.2): paper vs reproduction'"
-        " --metrics {input.metrics}"
+        " --metrics {input.metrics} --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
         " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
@@ -92,9 +97,10 @@ for figure, (kind, run_file, figure_runs) in FIGURE_INPUTS.items():
             "../../envs/rnnrepro.yaml"
         params:
             kind=kind,
+            notes=scale_note_options("dyck"),
         shell:
             "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
-            " > {log} 2>&1"
+            " {params.notes} > {log} 2>&1"
 
 
 # Seed 001 (PTB) and seed 003 tables: one rule per table, the paper's numbers next to the runs.
@@ -158,11 +164,13 @@ for name, (paper, labels, datasets, table_runs, title) in TEXT_TABLES.items():
             labels=labels,
             datasets=f"--datasets {datasets}" if datasets else "",
             title=title,
-            notes=" ".join(f"--note {shlex.quote(n)}" for n in cfg.scale_notes(config)),
+            notes=scale_note_options("text"),
+            scale=config["scale"],
             tolerance=config["reporting"],
         shell:
             "python -m rnnrepro.scripts.make_table --paper {params.paper} --table {params.labels}"
             " {params.datasets} --title {params.title:q} --metrics {input} {params.notes}"
+            " --scale {params.scale}"
             " --bpc-tolerance {params.tolerance[bpc_tolerance]}"
             " --ce-tolerance {params.tolerance[ce_tolerance]}"
             " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
@@ -201,6 +209,7 @@ for figure, (kind, figure_inputs) in SEED003_FIGURES.items():
             "../../envs/rnnrepro.yaml"
         params:
             kind=kind,
+            notes=scale_note_options("text"),
         shell:
             "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
-            " > {log} 2>&1"
+            " {params.notes} > {log} 2>&1"

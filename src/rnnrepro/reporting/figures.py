@@ -84,13 +84,22 @@ def _shade(model: str, k: int, n: int) -> tuple:
     return cmap(0.85 - 0.45 * k / max(n - 1, 1))
 
 
-def _save(fig: plt.Figure, out: str | Path) -> None:
-    fig.tight_layout()
-    fig.savefig(out, dpi=150)
+def _save(fig: plt.Figure, out: str | Path, notes: Sequence[str] = (), bottom: float = 0.0) -> None:
+    """Lay out and write ``fig``; ``notes`` (the scale and its reductions) go in a footer under
+    everything else, ``bottom`` is room kept free above the footer (figure fraction)."""
+    footer = 0.0
+    if notes:
+        width_in, height_in = fig.get_size_inches()
+        text = textwrap.fill(" ".join(notes), int(width_in * 17))
+        lines = text.count("\n") + 1
+        footer = min(0.4, (lines * 0.13 + 0.1) / height_in)
+        fig.text(0.01, 0.01, text, fontsize=7, color="dimgrey", va="bottom", ha="left")
+    fig.tight_layout(rect=(0, footer + bottom, 1, 1))
+    fig.savefig(out, dpi=150, metadata={"Description": " ".join(notes)} if notes else None)
     plt.close(fig)
 
 
-def plot_ldpa(paths: Sequence[str | Path], out: str | Path) -> None:
+def plot_ldpa(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
     """Fig. 2: test LDPA vs closing distance, seed-averaged, one line per model, panel per m."""
     df = read_runs(paths)
     df = df[df["split"] == "test"]
@@ -108,10 +117,10 @@ def plot_ldpa(paths: Sequence[str | Path], out: str | Path) -> None:
     for ax in axes.values():
         ax.set(xlabel="closing distance", ylabel="LDPA", ylim=(-0.03, 1.03))
         ax.legend(fontsize=8, loc="lower left")
-    _save(fig, out)
+    _save(fig, out, notes)
 
 
-def plot_val_wcpa(paths: Sequence[str | Path], out: str | Path) -> None:
+def plot_val_wcpa(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
     """Fig. 3: validation WCPA per epoch, one line per model and seed, panel per m."""
     df = read_runs(paths)
     fig, axes = _panels(df["dataset"].unique(), "Validation WCPA during training")
@@ -131,10 +140,10 @@ def plot_val_wcpa(paths: Sequence[str | Path], out: str | Path) -> None:
     for ax in axes.values():
         ax.set(xlabel="epoch", ylabel="validation WCPA", ylim=(-0.03, 1.03))
         ax.legend(fontsize=7, loc="lower right")
-    _save(fig, out)
+    _save(fig, out, notes)
 
 
-def plot_pabs(paths: Sequence[str | Path], out: str | Path) -> None:
+def plot_pabs(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
     """Fig. 4: principal angles between cell pairs vs sorted index, one line per seed and pair."""
     df = read_runs(paths)
     fig, axes = _panels(df["dataset"].unique(), "Principal angles between cells' W_hh subspaces")
@@ -155,7 +164,7 @@ def plot_pabs(paths: Sequence[str | Path], out: str | Path) -> None:
         ax.set(xlabel="principal vector index (sorted)", ylabel="angle (degrees)", ylim=(0, 90))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize=7, loc="lower right")
-    _save(fig, out)
+    _save(fig, out, notes)
 
 
 def _draw_tokens(ax: plt.Axes, heat: pd.DataFrame) -> None:
@@ -173,7 +182,7 @@ def _draw_tokens(ax: plt.Axes, heat: pd.DataFrame) -> None:
     ax.axis("off")
 
 
-def plot_heatmap(paths: Sequence[str | Path], out: str | Path) -> None:
+def plot_heatmap(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
     """Fig. 6: tokens coloured by their argmax cell, opacity by that cell's attention weight."""
     heats = [pd.read_csv(path) for path in paths]
     heights = [
@@ -206,9 +215,7 @@ def plot_heatmap(paths: Sequence[str | Path], out: str | Path) -> None:
         title_fontsize=9,
     )
     fig.suptitle("Attention over cells per token", fontsize=13)
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    _save(fig, out, notes, bottom=0.12)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,7 +281,7 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
 
-def plot_ratio(paths: Sequence[str | Path], out: str | Path) -> None:
+def plot_ratio(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
     """Fig. 1 (seed 003): test BPC vs |m|/|h| (log x), one line per task, mean ± std over runs."""
     df = read_metrics(paths).dropna(subset=["ratio", "test_bpc"])
     if df.empty:
@@ -307,7 +314,7 @@ def plot_ratio(paths: Sequence[str | Path], out: str | Path) -> None:
     ax.grid(alpha=0.3)
     ax.plot([], [], ls="none", marker="*", ms=10, color="grey", mec="black", label="best ratio")
     ax.legend(fontsize=8)
-    _save(fig, out)
+    _save(fig, out, notes)
 
 
 def pick_best_run(paths: Sequence[str | Path], data_name: str) -> tuple[pd.Series, Path, str]:
@@ -338,7 +345,9 @@ def pick_best_run(paths: Sequence[str | Path], data_name: str) -> tuple[pd.Serie
     return best, path, text
 
 
-def plot_position_loss(paths: Sequence[str | Path], out: str | Path) -> None:
+def plot_position_loss(
+    paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()
+) -> None:
     """Fig. 3 (seed 003): mean test bits vs character position in word, for the best run.
 
     Inputs: the candidate runs' ``metrics.json`` and ``position_loss.csv`` files.
@@ -362,7 +371,7 @@ def plot_position_loss(paths: Sequence[str | Path], out: str | Path) -> None:
     handles.append(plt.Line2D([], [], color="grey", marker=".", ls="--"))
     labels.append("count (right axis)")
     ax.legend(handles, labels, fontsize=8, loc="upper center")
-    _save(fig, out)
+    _save(fig, out, notes)
 
 
 def _example_lines(docs: list[dict], n_docs: int, width: int) -> list[tuple[str, str]]:
@@ -384,6 +393,7 @@ def _example_lines(docs: list[dict], n_docs: int, width: int) -> list[tuple[str,
 def plot_examples(
     paths: Sequence[str | Path],
     out: str | Path,
+    notes: Sequence[str] = (),
     n_docs: int = EXAMPLE_DOCS,
     width: int = EXAMPLE_WIDTH,
 ) -> None:
@@ -432,10 +442,10 @@ def plot_examples(
     fig.suptitle("Test documents: true characters (above) and argmax predictions (below)")
     caption = f"{text}; {wrong} of {shown} shown characters mispredicted (red)"
     ax.set_title(textwrap.fill(caption, int(14 * width_in)), fontsize=8)
-    _save(fig, out)
+    _save(fig, out, notes)
 
 
-FIGURES: dict[str, Callable[[Sequence[str | Path], str | Path], None]] = {
+FIGURES: dict[str, Callable[..., None]] = {
     "ldpa": plot_ldpa,
     "val_wcpa": plot_val_wcpa,
     "pabs": plot_pabs,

@@ -71,8 +71,12 @@ COLUMN_LEGEND = {
     "floor": "perplexity of the generating distribution on the same split (ppl rows only)",
     "params": "reproduced recurrent parameter count (mean over runs)",
     "verdict": "match / differs (tolerance below), missing (no run), info (not compared), "
-    "below floor (ppl under the generator's: a bug sign)",
+    "below floor (ppl under the generator's: a bug sign). At a reduced scale (cpu, smoke) a "
+    "verdict names the scale (`smoke-scale match`): it compares reduced, under-trained runs with "
+    "the paper and is no evidence for or against it (a bound such as WCPA <= 0.5 holds trivially "
+    "for a model that learnt nothing); `not run at <scale>` marks rows that scale leaves out",
 }
+PAPER_SCALE = "paper"
 BOUND_CHECKS = {
     "<": np.less,
     "<=": np.less_equal,
@@ -144,11 +148,22 @@ def _format(mean: float, std: float, n: int, decimals: int) -> str:
     return f"{mean:.{decimals}f} ± {spread}"
 
 
+def _scaled(verdict: str, scales: set[str]) -> str:
+    """Mark a verdict obtained at reduced scale(s), e.g. ``smoke-scale match``."""
+    reduced = sorted(scales - {PAPER_SCALE})
+    if not reduced or verdict in ("below floor", "info"):  # a bug sign at any scale; no claim
+        return verdict
+    if verdict == "missing":
+        return f"not run at {'/'.join(reduced)} scale"
+    return f"{'/'.join(reduced)}-scale {verdict}"
+
+
 def build_table(
     reference_rows: pd.DataFrame,
     runs: pd.DataFrame,
     floors: Mapping[str, Mapping[str, float]],
     tolerances: Mapping[str, float] = DEFAULT_TOLERANCES,
+    scale: str = PAPER_SCALE,
 ) -> pd.DataFrame:
     """One row per reference row: paper value, reproduced mean ± std over runs and a verdict.
 
@@ -156,7 +171,9 @@ def build_table(
     a family row aggregates folds × seeds. ``tolerances`` maps a metric kind (``ppl``, ``bpc``,
     ``ce``, ``wcpa``, ``params``, ...) to its tolerance: relative for ppl, bpc, ce and params,
     absolute otherwise; kinds without one are not compared. A perplexity below the generator
-    floor (any run) gets the verdict ``below floor``.
+    floor (any run) gets the verdict ``below floor``. A verdict from runs of a reduced scale
+    (their ``scale`` column, else ``scale``) names that scale; a row without runs at a reduced
+    ``scale`` is ``not run at <scale> scale``.
     """
     if runs.empty:
         runs = pd.DataFrame(columns=["experiment", "dataset", "family", "model", *METRIC_KIND])
@@ -180,6 +197,8 @@ def build_table(
         verdict = _verdict(ref, values, tolerances)
         if n and values.min() < floor:
             verdict = "below floor"
+        run_scales = set(matched["scale"]) - {""} if "scale" in matched else set()
+        verdict = _scaled(verdict, run_scales or {scale})
         recurrent = matched["params"].dropna().to_numpy(float)
         out.append(
             {

@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--val", required=True)
     parser.add_argument("--test", required=True)
     parser.add_argument("--reading", choices=["close", "stack"], default="close")
+    parser.add_argument("--scale", required=True, help="the config scale, for the record")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--out-metrics", required=True)
     parser.add_argument("--out-ldpa", required=True)
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     metrics = {
         **run_summary(args.model, record),
         "reading": args.reading,
+        "scale": args.scale,
     }
     rows = []
     for split, path in (("val", args.val), ("test", args.test)):

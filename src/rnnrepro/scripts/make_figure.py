@@ -29,8 +29,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("kind", choices=sorted(FIGURES))
     parser.add_argument("--inputs", nargs="+", required=True)
     parser.add_argument("--out", required=True, help="PNG path")
+    parser.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        help="footer text (repeatable), e.g. the scale and its reductions",
+    )
     args = parser.parse_args(argv)
-    FIGURES[args.kind](args.inputs, args.out)
+    FIGURES[args.kind](args.inputs, args.out, notes=args.note)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,11 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="a line shown under the title (repeatable), e.g. the scale's reductions",
     )
+    parser.add_argument(
+        "--scale",
+        default="paper",
+        help="the config's scale: verdicts of reduced scales are marked, rows not run say so",
+    )
     parser.add_argument("--title", help="Markdown title (default: paper and table)")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
@@ -68,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         "ce": args.ce_tolerance,
     }
     runs = collect_metrics(args.metrics)
-    table = build_table(reference, runs, read_floors(args.floors), tolerances)
+    table = build_table(reference, runs, read_floors(args.floors), tolerances, args.scale)
     title = args.title or f"{args.paper} {table_label or '(all tables)'}: paper vs reproduction"
     notes = [
         describe_tolerances(tolerances_in_use(reference, tolerances)),
