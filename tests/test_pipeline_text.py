@@ -7,6 +7,7 @@ import functools
 import http.server
 import json
 import threading
+import time
 
 import pandas as pd
 import pytest
@@ -123,18 +124,45 @@ def test_corrupt_mirror_file_stops_with_both_hashes(tmp_path, fixtures):
     assert not list((tmp_path / "results/downloads/ptb").glob(".*part"))
 
 
-def test_no_network_and_no_mirror_fails_before_training(tmp_path, fixtures):
+def test_offline_main_job_stops_before_any_job_starts(tmp_path, fixtures):
+    """The default target with Dyck runs too (which need no corpus): nothing may start."""
     overrides = yaml.safe_load((fixtures / "sources.yaml").read_text())
     for corpus in overrides.values():
         for name, entry in corpus.items():
             entry["url"] = f"http://127.0.0.1:9/{name}"  # discard port: nothing listens
     (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
-    config = text_config("", str(tmp_path / "sources.yaml"))
-    proc = run_snakemake(tmp_path, config, "seed001", check=False)
+    config = base_config()
+    config.update(scale="smoke", data_mirror="", data_sources=str(tmp_path / "sources.yaml"))
+    started = time.monotonic()
+    proc = run_snakemake(tmp_path, config, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and time.monotonic() - started < 60
+    assert "data_mirror" in out and "cannot reach http://127.0.0.1:9/train.txt" in out
+    assert "No job was started" in out
+    assert not (tmp_path / "results").exists()  # no data, no training, no checkpoint
+
+
+def test_mirror_without_a_needed_file_stops_before_any_job(tmp_path, fixtures):
+    mirror = tmp_path / "mirror"
+    overrides = write_fixture_corpora(mirror)
+    (mirror / "ptb-char" / "test.txt").unlink()
+    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    config = base_config()
+    config.update(
+        scale="smoke", data_mirror=str(mirror), data_sources=str(tmp_path / "sources.yaml")
+    )
+    proc = run_snakemake(tmp_path, config, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "data_mirror" in out and "http://127.0.0.1:9/" in out
-    assert not (tmp_path / "results/runs").exists()
+    assert "ptb_char/test.txt: not in the data mirror" in out and "ptb/test.txt" not in out
+    assert not (tmp_path / "results").exists()
+
+
+def test_dyck_target_needs_no_corpus(tmp_path):
+    config = base_config()
+    config.update(scale="smoke", data_mirror="/nonexistent")
+    proc = run_snakemake(tmp_path, config, "results/data/dyck_m4/train.txt")
+    assert "cannot be had" not in proc.stdout + proc.stderr
 
 
 def test_downloads_through_http(tmp_path, fixtures):

@@ -33,6 +33,42 @@ wildcard_constraints:
     split="train|val|test",
 
 
+def before_start():
+    """Once every job is planned and before the first starts (not in dry runs, nor inside
+    cluster jobs): stop at once if a planned download cannot succeed, then print the cost.
+    """
+    from snakemake.logging import logger
+
+    from rnnrepro import preflight
+    from rnnrepro.data.sources import UnknownSource, apply_overrides
+
+    planned = list(workflow.dag.needrun_jobs())
+    files = [
+        (j.wildcards.corpus, j.wildcards.name)
+        for j in planned
+        if j.rule.name == "download"
+    ]
+    mirror = config["data_mirror"] or None
+    if files:
+        try:
+            if config.get("data_sources"):
+                apply_overrides(config["data_sources"])
+            problems = preflight.unavailable(files, mirror)
+        except (UnknownSource, OSError) as error:
+            raise WorkflowError(f"Data check failed: {error}") from None
+        if problems:
+            raise WorkflowError(preflight.data_error(problems, mirror))
+    runs = [
+        cfg.Run(w.experiment, w.dataset, w.model, int(w.seed))
+        for w in (j.wildcards for j in planned if j.rule.name == "train")
+    ]
+    logger.info(preflight.cost_summary(config, runs, workflow.basedir))
+
+
+onstart:
+    before_start()
+
+
 def run_files(name, runs):
     """Paths of one per-run file for the given runs."""
     return [f"results/runs/{run.path}/{name}" for run in runs]

@@ -1,0 +1,138 @@
+"""Checks made once the jobs of a run are planned and before any of them starts (``onstart``).
+
+- ``unavailable``: every corpus file a planned ``download`` job needs must be in the data mirror
+  or its source URL must answer, so that an offline run stops at once instead of after hours of
+  training the jobs that need no corpus.
+- ``cost_summary``: the training jobs about to run and, at paper scale, the expected
+  device-hours from the measured cost model (``rnnrepro.cost``).
+
+Light imports only (no torch): this runs inside the Snakemake process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.error import HTTPError, URLError
+from urllib.request import Request, urlopen
+
+from rnnrepro import config as cfg
+from rnnrepro.cost import (
+    DEFAULT_EXPECTED_FRACTION,
+    CostError,
+    estimate,
+    read_epoch_times,
+    read_throughput,
+    summarise,
+)
+from rnnrepro.data.download import ARCHIVE_DIR, USER_AGENT
+from rnnrepro.data.sources import Source, get_source
+
+PROBE_TIMEOUT = 10.0  # seconds per URL; probes run in parallel
+GONE = (404, 410)  # answers that mean the file is not there (others: the server is reachable)
+
+
+def probe_url(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
+    """None when ``url`` answers (a HEAD request), else why not."""
+    request = Request(url, method="HEAD", headers={"User-Agent": USER_AGENT})
+    try:
+        with urlopen(request, timeout=timeout):
+            return None
+    except HTTPError as exc:
+        return f"{url} answered HTTP {exc.code} {exc.reason}" if exc.code in GONE else None
+    except (URLError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, URLError) else exc
+        return f"cannot reach {url} ({reason})"
+
+
+def _probe_target(src: Source) -> str:
+    """The URL whose answer tells whether ``src`` can be downloaded."""
+    if src.method == "syneval_pickles":
+        return f"{src.url}{src.parts[0]}.pickle"
+    return src.url
+
+
+def unavailable(
+    files: Iterable[tuple[str, str]],
+    mirror: str | None,
+    downloads_dir: str | Path = "results/downloads",
+    timeout: float = PROBE_TIMEOUT,
+) -> list[str]:
+    """Problems (one line each) that would stop the download of ``(corpus, name)`` files.
+
+    With a mirror, each file (or its ``.gz``) must be there; without one, its URL must answer,
+    unless its archive is already cached under ``downloads_dir``.
+    """
+    sources = [get_source(corpus, name) for corpus, name in sorted(set(files))]
+    if mirror:
+        problems = []
+        for src in sources:
+            plain = Path(mirror) / src.mirror_path
+            if not plain.is_file() and not plain.with_name(plain.name + ".gz").is_file():
+                problems.append(f"{src.key}: not in the data mirror (looked for {plain}[.gz])")
+        return problems
+    cache = Path(downloads_dir) / ARCHIVE_DIR
+    remote = [
+        src
+        for src in sources
+        if not (src.member and (cache / Path(src.url).name).is_file())  # archive already here
+    ]
+    urls = sorted({_probe_target(src) for src in remote})
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = dict(zip(urls, pool.map(lambda u: probe_url(u, timeout), urls), strict=True))
+    return [
+        f"{src.key}: {answers[_probe_target(src)]}" for src in remote if answers[_probe_target(src)]
+    ]
+
+
+def data_error(problems: list[str], mirror: str | None) -> str:
+    """The message that stops an offline run, naming the files and both ways out."""
+    lines = [f"{len(problems)} corpus file(s) needed by the requested targets cannot be had:"]
+    lines += [f"  - {p}" for p in problems]
+    where = f"the data mirror {mirror}" if mirror else "the internet"
+    lines += [
+        f"No job was started (they would have read the corpora from {where}). Either:",
+        "  - set `data_mirror` (config.yaml or --config data_mirror=PATH) to a directory laid "
+        "out like the mirror (docs/data.md lists every file's path and sha256), or",
+        "  - allow internet access to the URLs above and leave `data_mirror` empty.",
+        "Targets that need no corpus (e.g. `dyck`) run without either.",
+    ]
+    return "\n".join(lines)
+
+
+def cost_summary(
+    config: dict, runs: list[cfg.Run], basedir: str | Path, runs_dir: str | Path = "results/runs"
+) -> str:
+    """What the planned training jobs will cost, from the measured cost model (paper scale);
+    ``basedir`` holds ``benchmarks/results``, ``runs_dir`` the finished runs."""
+    scale = config["scale"]
+    if not runs:
+        return f"Scale {scale!r}: no training job to run."
+    head = f"Scale {scale!r}: {len(runs)} training job(s) to run."
+    if scale != "paper":
+        return head + " (The device-hour estimate is made for the paper scale only.)"
+    bench = Path(basedir) / "benchmarks/results"
+    try:
+        throughput = read_throughput(bench / "cells.csv", None, "CPU, 1 thread")
+        epoch_times = read_epoch_times(bench / "epoch_times.csv")
+        costs = estimate(config, throughput, "results/runs", DEFAULT_EXPECTED_FRACTION, epoch_times)
+    except (CostError, OSError, ValueError) as exc:
+        return f"{head} (No cost estimate: {exc}.)"
+    planned = set(runs)
+    costs = [c for c in costs if c.run in planned]
+    total = summarise(costs)[-1] if costs else None
+    lines = [head]
+    if total:
+        lines.append(
+            f"Expected cost of {total.jobs} of them: {total.expected_hours:,.0f} device-hours "
+            f"(upper bound {total.upper_hours:,.0f}) on {throughput.device}, one job at a time."
+        )
+    if len(costs) < len(runs):
+        lines.append(f"{len(runs) - len(costs)} job(s) have no measured epoch time (not counted).")
+    lines.append(
+        "Paper scale is GPU-cluster work (README: Cluster execution). To try the pipeline first: "
+        "--config scale=smoke (minutes) or scale=cpu (under an hour on 2 cores), each in its own "
+        "--directory; details: python -m rnnrepro.scripts.estimate_cost."
+    )
+    return "\n".join(lines)
