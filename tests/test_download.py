@@ -523,3 +523,10 @@ def test_overrides_replace_registry_fields(tmp_path, monkeypatch):
     overrides.write_text("ptb:\n  train.txt: {colour: red}\n")
     with pytest.raises(ValueError, match="colour"):
         sources.apply_overrides(str(overrides))
+
+
+def test_docs_list_the_registry():
+    """docs/data.md embeds the registry table; regenerate with `python -m rnnrepro.data.sources`."""
+    text = (Path(__file__).resolve().parents[1] / "docs/data.md").read_text()
+    embedded = text.split("<!-- registry:begin -->\n")[1].split("<!-- registry:end -->")[0]
+    assert embedded == sources.registry_markdown()

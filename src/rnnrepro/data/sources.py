@@ -2,7 +2,8 @@
 
 Every file is addressed as ``(corpus, name)``, e.g. ``("ptb_char", "train.txt")``. ``sha256`` is
 the digest of the *uncompressed* content (the shared mirror may hold ``<mirror_path>.gz``).
-Checksums and URLs are taken from shared/data/SOURCES.md. ``sha256 = None`` means none is
+Checksums and URLs are those of docs/data.md (which lists this registry: ``python -m
+rnnrepro.data.sources`` prints its table). ``sha256 = None`` means none is
 published: the first download is trusted and its digest recorded (see ``download.fetch``).
 
 Pure Python (no torch), so the Snakefile and the CLI can import it cheaply.
@@ -266,3 +267,29 @@ def apply_overrides(path: str) -> None:
                     raise ValueError(f"{where}: a new entry needs {', '.join(sorted(missing))}")
                 current = Source(corpus, name, None, "", "")
             REGISTRY.setdefault(corpus, {})[name] = replace(current, **fields)
+
+
+def registry_markdown() -> str:
+    """The registry as a Markdown table (docs/data.md embeds it; a test keeps the two equal)."""
+    lines = [
+        "| corpus | file | source | sha256 of the file | mirror path |",
+        "|---|---|---|---|---|",
+    ]
+    for corpus, entries in REGISTRY.items():
+        for src in entries.values():
+            where = f"<{src.url}>"
+            if src.member:
+                where += f" member `{src.member}`"
+                if src.archive_sha256:
+                    where += f" (archive sha256 `{src.archive_sha256}`)"
+            if src.method == "syneval_pickles":
+                where += f" `<template>.pickle` for {len(src.parts)} templates, converted to TSV"
+            digest = f"`{src.sha256}`" if src.sha256 else "none published: recorded on first use"
+            if src.sha1:
+                digest += f"; SHA-1 `{src.sha1}` (checked)"
+            lines.append(f"| {corpus} | {src.name} | {where} | {digest} | `{src.mirror_path}` |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(registry_markdown(), end="")
