@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> None:
         describe_tolerances(tolerances_in_use(reference, tolerances)),
         "Epochs and training minutes are listed for information only (hardware-dependent).",
         f"Runs read: {len(args.metrics)}; sources of every paper number: paper_numbers.csv.",
+        "How the models, metrics and procedures are implemented, and the decisions where the "
+        "papers are silent: docs/methods.md; the papers: docs/papers.md.",
     ]
     write_table(
         table,
