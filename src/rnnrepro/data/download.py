@@ -76,9 +76,9 @@ class UnsafePickleError(ValueError):
 def hint(url: str) -> str:
     """The two ways out of a missing file, for error messages."""
     return (
-        "set the config key `data_mirror` to a local directory laid out like shared/data "
-        f"(gzip members `<file>.gz` accepted), or allow internet access to {url} "
-        "(with `data_mirror` empty)"
+        "set the config key `data_mirror` to a local directory holding the files at their "
+        "mirror paths (docs/data.md; gzip members `<file>.gz` accepted), or allow internet "
+        f"access to {url} (with `data_mirror` empty)"
     )
 
 
@@ -488,11 +488,11 @@ def fetch(
 ) -> Path:
     """Obtain the registered file ``corpus/name`` as ``dest``, verified, written atomically.
 
-    With ``mirror`` (a directory laid out like shared/data), ``<mirror>/<mirror_path>`` or its
-    ``.gz`` is copied; otherwise the file is downloaded (``base_url`` replaces scheme and host
-    of the registry URL, e.g. for a local HTTP mirror or tests). An existing ``dest`` that
-    verifies is kept. Unpublished digests are trusted on first use and recorded in
-    ``dest.parent.parent / "recorded_sha256.tsv"``.
+    With ``mirror`` (a directory holding the files at their mirror paths),
+    ``<mirror>/<mirror_path>`` or its ``.gz`` is copied; otherwise the file is downloaded
+    (``base_url`` replaces scheme and host of the registry URL, e.g. for a local HTTP mirror
+    or tests). An existing ``dest`` that verifies is kept. Unpublished digests are trusted on
+    first use and recorded in ``dest.parent.parent / "recorded_sha256.tsv"``.
     """
     src = get_source(corpus, name)
     dest, label = Path(dest), src.key

@@ -2,7 +2,7 @@
 
 Example:
     python -m rnnrepro.scripts.fetch_data --corpus ptb --name train.txt \\
-        --out results/downloads/ptb/train.txt --mirror /work/shared/data
+        --out results/downloads/ptb/train.txt --mirror /path/to/mirror
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", required=True, help="file name within the corpus, e.g. train.txt")
     parser.add_argument("--out", required=True, help="destination path")
     parser.add_argument(
-        "--mirror", default=None, help="local directory laid out like shared/data ('' = none)"
+        "--mirror",
+        default=None,
+        help="local directory holding the files at their mirror paths ('' = none)",
     )
     parser.add_argument(
         "--sources", default="", help="YAML overriding registry entries (config data_sources)"
