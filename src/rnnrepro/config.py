@@ -281,8 +281,8 @@ def scale_notes(config: dict, track: str = "text") -> list[str]:
         return ["Scale paper: the papers' settings."]
     paper = config["scales"]["paper"]
     notes = [
-        f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}); "
-        "no verdict below is a reproduction of the paper:"
+        f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}), so "
+        "these results check the pipeline and are no reproduction of the paper:"
     ]
     if "max_epochs" in settings:
         notes.append(f"at most {settings['max_epochs']} epochs per run;")

@@ -84,16 +84,29 @@ def _shade(model: str, k: int, n: int) -> tuple:
     return cmap(0.85 - 0.45 * k / max(n - 1, 1))
 
 
-def _save(fig: plt.Figure, out: str | Path, notes: Sequence[str] = (), bottom: float = 0.0) -> None:
-    """Lay out and write ``fig``; ``notes`` (the scale and its reductions) go in a footer under
-    everything else, ``bottom`` is room kept free above the footer (figure fraction)."""
-    footer = 0.0
-    if notes:
-        width_in, height_in = fig.get_size_inches()
-        text = textwrap.fill(" ".join(notes), int(width_in * 17))
-        lines = text.count("\n") + 1
-        footer = min(0.4, (lines * 0.13 + 0.1) / height_in)
-        fig.text(0.01, 0.01, text, fontsize=7, color="dimgrey", va="bottom", ha="left")
+def _footer(fig: plt.Figure, notes: Sequence[str]) -> float:
+    """Write ``notes`` (the scale and its reductions) at the bottom of ``fig``; returns the
+    height they take (figure fraction, 0 without notes)."""
+    if not notes:
+        return 0.0
+    width_in, height_in = fig.get_size_inches()
+    text = textwrap.fill(" ".join(notes), int(width_in * 17))
+    fig.text(0.01, 0.01, text, fontsize=7, color="dimgrey", va="bottom", ha="left")
+    return min(0.4, ((text.count("\n") + 1) * 0.13 + 0.1) / height_in)
+
+
+def _save(
+    fig: plt.Figure,
+    out: str | Path,
+    notes: Sequence[str] = (),
+    bottom: float = 0.0,
+    footer: float | None = None,
+) -> None:
+    """Lay out and write ``fig`` with ``notes`` in a footer (drawn here unless the caller drew
+    it and passes its ``footer`` height) and kept as PNG metadata; ``bottom`` is room kept free
+    above the footer (figure fraction)."""
+    if footer is None:
+        footer = _footer(fig, notes)
     fig.tight_layout(rect=(0, footer + bottom, 1, 1))
     fig.savefig(out, dpi=150, metadata={"Description": " ".join(notes)} if notes else None)
     plt.close(fig)
@@ -206,16 +219,18 @@ def plot_heatmap(paths: Sequence[str | Path], out: str | Path, notes: Sequence[s
     handles = [
         Patch(color=CELL_COLOURS[(c - 1) % len(CELL_COLOURS)], label=f"cell {c}") for c in cells
     ]
+    footer = _footer(fig, notes)
     fig.legend(
         handles=handles,
         loc="lower center",
+        bbox_to_anchor=(0.5, footer),
         ncol=len(cells),
         fontsize=9,
         title="argmax cell (opacity: faint = weight 1/S, full = weight 1)",
         title_fontsize=9,
     )
     fig.suptitle("Attention over cells per token", fontsize=13)
-    _save(fig, out, notes, bottom=0.12)
+    _save(fig, out, notes, bottom=0.12, footer=footer)
 
 
 # ---------------------------------------------------------------------------------------------
