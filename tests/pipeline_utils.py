@@ -15,8 +15,11 @@ def base_config() -> dict:
     return yaml.safe_load((ROOT / "config.yaml").read_text())
 
 
-def run_snakemake(workdir: Path, config: dict, *args: str, check: bool = True):
-    """Run the pipeline with ``config`` (written to workdir) in ``workdir``."""
+def run_snakemake(
+    workdir: Path, config: dict, *args: str, check: bool = True, snakefile: Path | None = None
+):
+    """Run the pipeline (``snakefile``, default this repository's) with ``config`` (written to
+    workdir) in ``workdir``."""
     config_file = workdir / "config.yaml"
     config_file.write_text(yaml.safe_dump(config))
     cmd = [
@@ -24,7 +27,7 @@ def run_snakemake(workdir: Path, config: dict, *args: str, check: bool = True):
         "-m",
         "snakemake",
         "--snakefile",
-        str(ROOT / "Snakefile"),
+        str(snakefile or ROOT / "Snakefile"),
         "--directory",
         str(workdir),
         "--configfile",

@@ -33,11 +33,12 @@ class Task:
         self.run, self.seed, self.device = run, seed, device
         self.batch_size = run["training"]["batch_size"]
 
-    def digest(self) -> str:
-        """Hash of everything that defines the run: settings, seed and data files."""
+    def digest(self, code: str = "") -> str:
+        """Hash of everything that defines the run: settings, seed, data files and the digest
+        of the code that runs it (``rnnrepro.provenance``; empty when not given)."""
         data = b"".join(Path(f).read_bytes() for f in self.files)
         settings = json.dumps({"run": self.run, "seed": self.seed}, sort_keys=True).encode()
-        return hashlib.sha256(settings + data).hexdigest()
+        return hashlib.sha256(settings + data + code.encode()).hexdigest()
 
     def describe(self) -> str:
         raise NotImplementedError

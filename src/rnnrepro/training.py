@@ -161,7 +161,7 @@ def train(
             if state["finished"]:
                 return result, best_state
         else:
-            log(f"ignoring {checkpoint}: it belongs to different settings")
+            log(f"ignoring {checkpoint}: it belongs to other settings, data or code")
 
     def save(epochs_done: int, partial: dict | None = None) -> None:
         save_atomic(

@@ -12,6 +12,7 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
+from rnnrepro.provenance import code_digest, model_module  # noqa: E402
 
 validate(config, schema="../schemas/config.schema.yaml")
 try:
@@ -127,6 +128,24 @@ def ptb_text_options(wildcards):
     if cfg.family(wildcards.dataset) == "ptb_char_cut":
         options += f" --cutoff {wildcards.dataset.removeprefix('ptb_char_cut')}"
     return options
+
+
+def run_code(script):
+    """Input function: digest of ``script``, the model module of the run and what they import
+    (params: editing that code reruns exactly the jobs that run it)."""
+
+    def digest(wildcards):
+        run = cfg.run_config(
+            config, wildcards.experiment, wildcards.dataset, wildcards.model
+        )
+        return code_digest(f"scripts/{script}.py", model_module(run["architecture"]))
+
+    return digest
+
+
+def script_code(script):
+    """Digest of ``script`` and the package modules it imports (params of data/report rules)."""
+    return code_digest(f"scripts/{script}.py")
 
 
 def run_params(wildcards):

@@ -18,6 +18,7 @@ rule dyck_data:
         seeds=config["dyck"]["split_seeds"],
         min_length=cfg.scale_settings(config)["dyck"]["min_length"],
         max_length=cfg.scale_settings(config)["dyck"]["max_length"],
+        code=script_code("generate_dyck"),
     shell:
         "python -m rnnrepro.scripts.generate_dyck --k {params.k} --m {wildcards.m}"
         " --sizes {params.sizes[train]} {params.sizes[val]} {params.sizes[test]}"
@@ -40,6 +41,7 @@ rule dyck_floor:
     params:
         k=config["dyck"]["k"],
         min_length=cfg.scale_settings(config)["dyck"]["min_length"],
+        code=script_code("dyck_floor"),
     shell:
         "python -m rnnrepro.scripts.dyck_floor --k {params.k} --m {wildcards.m}"
         " --min-length {params.min_length} --splits {input} --out {output} > {log} 2>&1"
@@ -82,6 +84,7 @@ rule ptb_text:
         "../../envs/rnnrepro.yaml"
     params:
         options=ptb_text_options,
+        code=script_code("prepare_text"),
     shell:
         "python -m rnnrepro.scripts.prepare_text ptb {params.options}"
         " --train {input.train} --valid {input.valid} --test {input.test}"
@@ -100,6 +103,8 @@ rule ptb_lines:
         "results/logs/data/ptb_lines.log",
     conda:
         "../../envs/rnnrepro.yaml"
+    params:
+        code=script_code("prepare_text"),
     shell:
         "python -m rnnrepro.scripts.prepare_text lines --train {input.train}"
         " --valid {input.valid} --test {input.test} --out {output} > {log} 2>&1"
@@ -125,6 +130,7 @@ rule ptb_lines_fold:
         folds=config["text"]["folds"],
         seed=config["text"]["fold_seed"],
         lines=text_line_options(),
+        code=script_code("prepare_text"),
     shell:
         "python -m rnnrepro.scripts.prepare_text folds --lines {input}"
         " --tokenization {wildcards.tokenization} --fold {wildcards.fold} --folds {params.folds}"

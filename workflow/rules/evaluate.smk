@@ -20,6 +20,7 @@ rule evaluate_dyck:
         reading=config["dyck"]["reading"],
         scale=config["scale"],
         device=config["device"],
+        code=run_code("evaluate_dyck"),
     shell:
         "python -m rnnrepro.scripts.evaluate_dyck --model {input.model} --history {input.history}"
         " --val {input.val} --test {input.test} --reading {params.reading} --scale {params.scale}"
@@ -43,6 +44,7 @@ rule evaluate_text:
     params:
         scale=config["scale"],
         device=config["device"],
+        code=run_code("evaluate_text"),
     shell:
         "python -m rnnrepro.scripts.evaluate_text --model {input.model} --val {input.val}"
         " --test {input.test} --scale {params.scale} --device {params.device}"
@@ -66,6 +68,7 @@ rule analyse_positions:
     params:
         scale=config["scale"],
         device=config["device"],
+        code=run_code("evaluate_text"),
     shell:
         "python -m rnnrepro.scripts.evaluate_text --model {input.model} --test {input.test}"
         " --scale {params.scale} --device {params.device} --out-positions {output.positions}"

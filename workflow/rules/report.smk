@@ -14,6 +14,8 @@ rule analyse_attention:
         model="attention_lstm",
     conda:
         "../../envs/rnnrepro.yaml"
+    params:
+        code=run_code("analyse_attention"),
     shell:
         "python -m rnnrepro.scripts.analyse_attention --model {input.model} --test {input.test}"
         " --out-angles {output.angles} --out-heatmap {output.heatmap} > {log} 2>&1"
@@ -38,6 +40,7 @@ rule table_seed000_table1:
         tolerance=config["reporting"],
         scale=config["scale"],
         notes=scale_note_options("dyck"),
+        code=script_code("make_table"),
     shell:
         "python -m rnnrepro.scripts.make_table --paper seed000 --table 'Table 1'"
         " --title 'seed000 Table 1 (Dyck-2): paper vs reproduction'"
@@ -67,6 +70,7 @@ rule table_seed001_dyck:
         datasets=DYCK_DATASETS,
         scale=config["scale"],
         notes=scale_note_options("dyck"),
+        code=script_code("make_table"),
     shell:
         "python -m rnnrepro.scripts.make_table --paper seed001 --datasets {params.datasets}"
         " --title 'seed001 Dyck results (Tables 1-2, sections 5.4 and 6.2): paper vs reproduction'"
@@ -98,6 +102,7 @@ for figure, (kind, run_file, figure_runs) in FIGURE_INPUTS.items():
         params:
             kind=kind,
             notes=scale_note_options("dyck"),
+            code=script_code("make_figure"),
         shell:
             "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
             " {params.notes} > {log} 2>&1"
@@ -167,6 +172,7 @@ for name, (paper, labels, datasets, table_runs, title) in TEXT_TABLES.items():
             notes=scale_note_options("text"),
             scale=config["scale"],
             tolerance=config["reporting"],
+            code=script_code("make_table"),
         shell:
             "python -m rnnrepro.scripts.make_table --paper {params.paper} --table {params.labels}"
             " {params.datasets} --title {params.title:q} --metrics {input} {params.notes}"
@@ -210,6 +216,7 @@ for figure, (kind, figure_inputs) in SEED003_FIGURES.items():
         params:
             kind=kind,
             notes=scale_note_options("text"),
+            code=script_code("make_figure"),
         shell:
             "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
             " {params.notes} > {log} 2>&1"

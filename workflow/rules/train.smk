@@ -17,6 +17,7 @@ rule train:
         mem_mb=train_mem_mb,
     params:
         run=run_params,
+        code=run_code("train"),
         device=config["device"],
         checkpoint=checkpoint_path,
         vocab=lambda wildcards, input: (
@@ -27,5 +28,5 @@ rule train:
         "exec python -m rnnrepro.scripts.train --run {params.run:q} --seed {wildcards.seed}"
         " --threads {threads} --train {input.train} --val {input.val} {params.vocab}"
         " --device {params.device}"
-        " --checkpoint {params.checkpoint}"
+        " --checkpoint {params.checkpoint} --code {params.code}"
         " --out-model {output.model} --out-history {output.history} > {log} 2>&1"

@@ -36,6 +36,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
     parser.add_argument("--checkpoint", required=True, help="resumable per-epoch checkpoint")
+    parser.add_argument(
+        "--code",
+        default="",
+        help="digest of the code the run executes (rnnrepro.provenance): a checkpoint written by "
+        "other code is not resumed",
+    )
     parser.add_argument("--out-model", required=True)
     parser.add_argument("--out-history", required=True)
     return parser.parse_args(argv)
@@ -75,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             task.batch_loss,
             task.evaluate,
             args.checkpoint,
-            task.digest(),
+            task.digest(args.code),
             log=lambda line: print(line, flush=True),
         )
     except TrainingInterrupted as interrupt:

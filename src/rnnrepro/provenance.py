@@ -1,0 +1,124 @@
+"""Which source files a job runs, and a digest of them for the rules' params.
+
+Snakemake's ``code`` rerun trigger sees a rule's own shell command, not the Python modules the
+command runs. A rule therefore carries ``code_digest(entry, ...)`` in its params: the hash of
+the entry modules and of every package module they import, followed transitively through
+static imports. Editing one model's module changes the digest of exactly the runs of that model;
+editing the training core changes the digest of every training job.
+
+Model modules are imported lazily by name (``rnnrepro.models.build_model``), so they never enter
+another module's closure through the registry: each training job names its model's module.
+Pure Python (no torch): the Snakefile imports it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "rnnrepro"
+ROOT = Path(__file__).resolve().parent
+
+
+def _module_file(dotted: str, root: Path) -> Path | None:
+    """The file of package module ``rnnrepro.a.b`` (``a/b.py`` or ``a/b/__init__.py``)."""
+    parts = dotted.split(".")[1:]
+    candidates = [root.joinpath(*parts).with_suffix(".py"), root.joinpath(*parts, "__init__.py")]
+    if not parts:
+        candidates = [root / "__init__.py"]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _dotted(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join([PACKAGE, *parts])
+
+
+def imports(path: Path, root: Path = ROOT) -> set[Path]:
+    """Package modules imported by ``path`` (absolute or relative imports, any depth)."""
+    module = _dotted(path, root)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base_name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                base_name = node.module or ""
+            # "from .data import dyck": the names may be submodules or attributes
+            targets = [base_name] + [f"{base_name}.{alias.name}" for alias in node.names]
+        for name in targets:
+            if name == PACKAGE or name.startswith(PACKAGE + "."):
+                file = _module_file(name, root)
+                if file is not None and file != path:
+                    found.add(file)
+                # importing a.b.c runs the __init__ of a and a.b too
+                parent = name.rpartition(".")[0]
+                while parent.startswith(PACKAGE):
+                    if (init := _module_file(parent, root)) is not None:
+                        found.add(init)
+                    parent = parent.rpartition(".")[0]
+    return found
+
+
+def closure(entries: tuple[str, ...], root: Path = ROOT) -> list[Path]:
+    """The entry modules (paths relative to the package, e.g. ``scripts/train.py``) and every
+    package module they import, transitively; sorted."""
+    todo = [root / entry for entry in entries]
+    for path in todo:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such module in {root}")
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo.extend(imports(path, root) - seen)
+    return sorted(seen)
+
+
+def _source(path: Path, root: Path) -> bytes:
+    """The bytes that count for ``path``: all of it, except the model registry's literal in
+    models/__init__.py (adding a model must not rerun the others; each job names its module)."""
+    data = path.read_bytes()
+    if path != root / "models/__init__.py":
+        return data
+    node = _registry_node(root)
+    lines = data.splitlines(keepends=True)
+    return b"".join(lines[: node.lineno - 1] + lines[node.end_lineno :])
+
+
+@cache
+def code_digest(*entries: str, root: Path = ROOT) -> str:
+    """sha256 (first 16 hex digits) of the sources in ``closure(entries)`` (the raw bytes, so
+    the digest is the same on every Python version)."""
+    digest = hashlib.sha256()
+    for path in closure(entries, root):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + _source(path, root) + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def model_module(architecture: str, root: Path = ROOT) -> str:
+    """The module (relative path) defining ``architecture`` in ``rnnrepro.models``."""
+    registry = ast.literal_eval(_registry_node(root).value)
+    if architecture not in registry:
+        raise KeyError(f"unknown architecture {architecture!r}")
+    return f"models/{registry[architecture][0]}.py"
+
+
+def _registry_node(root: Path) -> ast.AnnAssign:
+    """The ``REGISTRY: ... = {...}`` statement of models/__init__.py (read without torch)."""
+    tree = ast.parse((root / "models/__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "REGISTRY":
+            return node
+    raise LookupError(f"{root}/models/__init__.py defines no REGISTRY literal")

@@ -1,0 +1,105 @@
+"""Code digests: editing a module reruns exactly the jobs that run it."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from pipeline_utils import ROOT, base_config, run_snakemake
+
+from rnnrepro.provenance import closure, code_digest, imports, model_module
+
+PKG = ROOT / "src/rnnrepro"
+
+
+def names(paths, root=PKG):
+    return {str(p.relative_to(root)) for p in paths}
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A copy of the package sources to edit."""
+    return shutil.copytree(PKG, tmp_path / "rnnrepro", ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def test_closure_follows_package_imports_only():
+    train = names(closure(("scripts/train.py",)))
+    assert {"training.py", "tasks.py", "objectives.py", "data/batching.py"} <= train
+    assert not any(
+        name.startswith("models/") and name not in ("models/__init__.py", "models/base.py")
+        for name in train
+    )  # models load by name
+    assert "models/_lstm_ops.py" in names(closure((model_module("attention_lstm"),)))
+    assert names(imports(PKG / "scripts/make_table.py")) >= {"reporting/tables.py"}
+
+
+def test_model_module_reads_the_registry():
+    assert model_module("mmlstm") == "models/multi_matrix.py"
+    assert model_module("assignment_lstm") == "models/attention_lstm.py"
+    with pytest.raises(KeyError, match="unknown architecture"):
+        model_module("transformer")
+
+
+def test_digest_changes_with_the_code_a_job_runs(package):
+    lstm = ("scripts/train.py", model_module("lstm", package))
+    rnn = ("scripts/train.py", model_module("rnn", package))
+    before = code_digest(*lstm, root=package), code_digest(*rnn, root=package)
+    (package / "models/lstm.py").write_text((package / "models/lstm.py").read_text() + "#\n")
+    code_digest.cache_clear()
+    after = code_digest(*lstm, root=package), code_digest(*rnn, root=package)
+    assert after[0] != before[0] and after[1] == before[1]
+    (package / "training.py").write_text((package / "training.py").read_text() + "#\n")
+    code_digest.cache_clear()
+    assert code_digest(*rnn, root=package) != before[1]
+
+
+def test_adding_a_model_to_the_registry_reruns_no_other(package):
+    digest = code_digest("scripts/train.py", "models/lstm.py", root=package)
+    init = package / "models/__init__.py"
+    init.write_text(
+        init.read_text().replace('    "lstm": (', '    "new": ("lstm", "X"),\n    "lstm": (')
+    )
+    code_digest.cache_clear()
+    assert model_module("new", package) == "models/lstm.py"
+    assert code_digest("scripts/train.py", "models/lstm.py", root=package) == digest
+
+
+@pytest.mark.slow
+def test_editing_a_model_module_reruns_only_its_runs(tmp_path):
+    """Through Snakemake, on a copy of the workflow whose sources are edited."""
+    repo = tmp_path / "repo"
+    for part in ("workflow", "profiles", "envs", "benchmarks"):
+        shutil.copytree(ROOT / part, repo / part)
+    for part in ("Snakefile", "config.yaml"):
+        shutil.copy(ROOT / part, repo / part)
+    shutil.copytree(PKG, repo / "src/rnnrepro", ignore=shutil.ignore_patterns("__pycache__"))
+    config = base_config()
+    config["scale"] = "smoke"
+    targets = [
+        f"results/runs/seed001/dyck_m4/{model}/seed1/metrics.json" for model in ("lstm", "dyck_rnn")
+    ]
+    work = tmp_path / "work"
+    work.mkdir()
+    run_snakemake(work, config, *targets, snakefile=repo / "Snakefile")
+
+    def planned() -> dict[str, int]:
+        proc = run_snakemake(
+            work, config, *targets, "-n", "--quiet", "rules", snakefile=repo / "Snakefile"
+        )
+        out = (proc.stdout + proc.stderr).splitlines()
+        return {
+            w[0]: int(w[1])
+            for w in (line.split() for line in out)
+            if len(w) == 2 and w[1].isdigit() and w[0] != "total"
+        }
+
+    assert planned() == {}  # nothing changed, nothing runs
+    module = repo / "src/rnnrepro/models/dyck_rnn.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    assert planned() == {"train": 1, "evaluate_dyck": 1}  # dyck_rnn only
+    run_snakemake(work, config, *targets, snakefile=repo / "Snakefile")
+    log = (work / "results/logs/train/seed001/dyck_m4/dyck_rnn/seed1.log").read_text()
+    assert "it belongs to other settings, data or code" in log  # trained afresh, not resumed
+    core = repo / "src/rnnrepro/training.py"
+    core.write_text(core.read_text() + "\n# an edit\n")
+    assert planned() == {"train": 2, "evaluate_dyck": 2}
