@@ -62,7 +62,7 @@ def train_cmd(tmp_path, name: str) -> list[str]:
 
 def outputs(tmp_path, name):
     history = pd.read_csv(tmp_path / name / "history.csv").drop(columns="seconds")
-    state = torch.load(tmp_path / name / "model.pt", weights_only=False)["state_dict"]
+    state = torch.load(tmp_path / name / "model.pt", weights_only=True)["state_dict"]
     return history, state
 
 
@@ -92,7 +92,7 @@ def interrupt_after_first_checkpoint(tmp_path, name: str, signum: int) -> int:
 def test_interrupted_training_resumes_with_the_same_numbers(data_dir, signum):
     name = f"interrupted_{signum}"
     returncode = interrupt_after_first_checkpoint(data_dir, name, signum)
-    state = torch.load(data_dir / f"{name}.ckpt", weights_only=False)
+    state = torch.load(data_dir / f"{name}.ckpt", weights_only=True)
     assert 1 <= state["epoch"] < RUN["training"]["max_epochs"]
     if signum == signal.SIGKILL:
         assert returncode == -signal.SIGKILL and state["partial"] is None

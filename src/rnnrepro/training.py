@@ -9,7 +9,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
@@ -73,6 +73,10 @@ def save_atomic(obj, path: str | os.PathLike) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     torch.save(obj, tmp)
     os.replace(tmp, path)
+
+
+class NonFiniteLoss(FloatingPointError):
+    """A training or validation loss is NaN or infinite: the run stops at once."""
 
 
 class TrainingInterrupted(Exception):
@@ -146,14 +150,14 @@ def train(
 
     checkpoint = Path(checkpoint)
     if checkpoint.exists():
-        state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        state = torch.load(checkpoint, map_location="cpu", weights_only=True)
         if state.get("digest") == digest:
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
             if scheduler is not None:
                 scheduler.load_state_dict(state["scheduler"])
             _set_rng_state(state["rng"])
-            result = state["result"]
+            result = TrainingResult(**state["result"])
             best_state, bad_epochs = state["best_state"], state["bad_epochs"]
             start_epoch, partial = state["epoch"], state["partial"]
             where = f" and {partial['batches']} batches" if partial else ""
@@ -173,7 +177,7 @@ def train(
                 "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict() if scheduler is not None else None,
                 "rng": _rng_state(),
-                "result": result,
+                "result": asdict(result),
                 "best_state": best_state,
                 "bad_epochs": bad_epochs,
                 "finished": bool(result.stopped_because),
@@ -202,11 +206,16 @@ def train(
                 optimizer.zero_grad(set_to_none=True)
                 loss_sum, n = batch_loss(model, batch)
                 if n > 0:
+                    value = loss_sum.item()
+                    if not math.isfinite(value):
+                        raise NonFiniteLoss(
+                            f"training loss {value} in epoch {epoch + 1}, batch {index + 1}"
+                        )
                     (loss_sum / n).backward()
                     if settings.grad_clip:
                         nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
                     optimizer.step()
-                    total += loss_sum.item()
+                    total += value
                     count += n
                 if received:
                     seconds = earlier + time.perf_counter() - started
@@ -219,6 +228,8 @@ def train(
             model.eval()
             with torch.no_grad():
                 val = evaluate(model)
+            if not math.isfinite(val["loss"]):
+                raise NonFiniteLoss(f"validation loss {val['loss']} after epoch {epoch + 1}")
             seconds = earlier + time.perf_counter() - started
             row = {
                 "epoch": epoch + 1,

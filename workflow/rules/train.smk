@@ -26,6 +26,7 @@ rule train:
     shell:
         # exec: SLURM's SIGTERM reaches the training process itself, which checkpoints and exits.
         "exec python -m rnnrepro.scripts.train --run {params.run:q} --seed {wildcards.seed}"
+        " --name {wildcards.experiment}/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}"
         " --threads {threads} --train {input.train} --val {input.val} {params.vocab}"
         " --device {params.device}"
         " --checkpoint {params.checkpoint} --code {params.code}"

@@ -72,7 +72,7 @@ def load_model(path, map_location: str = "cpu") -> tuple[RecurrentLM, dict]:
     """Rebuild a model saved by ``save_model``; returns (model in eval mode, the saved record)."""
     import torch
 
-    record = torch.load(path, map_location=map_location, weights_only=False)
+    record = torch.load(path, map_location=map_location, weights_only=True)
     model = build_model(record["name"], record["vocab"], **record["hparams"])
     model.load_state_dict(record["state_dict"])
     model.eval()

@@ -19,6 +19,7 @@ from rnnrepro.models import build_model, save_model
 from rnnrepro.tasks import make_task
 from rnnrepro.training import (
     HISTORY_COLUMNS,
+    NonFiniteLoss,
     TrainingInterrupted,
     TrainingSettings,
     seed_everything,
@@ -29,6 +30,11 @@ from rnnrepro.training import (
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--run", required=True, help="run settings as JSON")
+    parser.add_argument(
+        "--name",
+        default="run",
+        help="the run's identity for messages: experiment/dataset/model/seed",
+    )
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--train", required=True, help="training sequences")
     parser.add_argument("--val", required=True, help="validation sequences")
@@ -87,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     except TrainingInterrupted as interrupt:
         print(f"{interrupt}; rerun to resume from {args.checkpoint}", flush=True)
         return 128 + interrupt.signum
+    except NonFiniteLoss as error:
+        print(f"train: error: {args.name}: non-finite {error}; the run is stopped", flush=True)
+        return 1
     model.load_state_dict(best_state)
     Path(args.out_model).parent.mkdir(parents=True, exist_ok=True)
     write_history(result.history, args.out_history)

@@ -1,0 +1,92 @@
+"""The training loop's procedures on their own: stopping rules, plateau decay, best-epoch choice,
+non-finite losses (scripted validation losses, a one-parameter model)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from rnnrepro.training import NonFiniteLoss, TrainingSettings, train
+
+
+class Counter(nn.Module):
+    """One weight; each optimiser step moves it, so the best state tells which epoch it is."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(()))
+
+    def set_epoch(self, epoch: int) -> None:
+        pass
+
+
+def run(tmp_path, val_losses, train_losses=None, **settings):
+    """Train for len(val_losses) epochs at most with the given validation losses (one batch per
+    epoch); returns the result, the best state and the model."""
+    defaults = dict(lr=0.1, batch_size=1, max_epochs=len(val_losses), early_stopping_patience=99)
+    model = Counter()
+    epochs = iter(val_losses)
+    batch_values = iter(train_losses or [])
+
+    def batch_loss(m, batch):
+        value = next(batch_values, None)
+        loss = -m.w if value is None else m.w * 0 + value  # gradient -1: w grows by lr per step
+        return loss, 1
+
+    result, best = train(
+        model,
+        TrainingSettings(**{**defaults, **settings}),
+        batches=lambda epoch: [None],
+        batch_loss=batch_loss,
+        evaluate=lambda m: {"loss": next(epochs)},
+        checkpoint=tmp_path / "ckpt.pt",
+        digest="test",
+        log=lambda line: None,
+    )
+    return result, best, model
+
+
+def test_patience_stops_and_keeps_the_best_epoch(tmp_path):
+    result, best, model = run(tmp_path, [3.0, 2.0, 2.5, 2.6, 2.7, 1.0], early_stopping_patience=3)
+    assert len(result.history) == 5 and result.stopped_because == "no improvement for 3 epochs"
+    assert result.best_epoch == 2 and result.best_loss == 2.0
+    # Adam moves w by ~lr per step: the kept state is the one after epoch 2, not the last
+    assert model.w.item() == pytest.approx(0.5, abs=0.02)
+    assert best["w"].item() == pytest.approx(0.2, abs=0.02)
+
+
+def test_stop_loss(tmp_path):
+    result, _, _ = run(tmp_path, [1e-3, 1e-6, 1e-7], stop_loss=1e-5)
+    assert len(result.history) == 2 and result.stopped_because == "validation loss below 1e-05"
+
+
+def test_max_epochs(tmp_path):
+    result, _, _ = run(tmp_path, [3.0, 2.0, 1.0])
+    assert result.stopped_because == "reached max_epochs=3" and result.best_epoch == 3
+
+
+def test_plateau_decay_halves_the_lr_after_patience_bad_epochs(tmp_path):
+    losses = [3.0, 2.0, 2.5, 2.6, 2.7, 2.8, 1.0]
+    result, _, _ = run(tmp_path, losses, lr_decay=0.5, lr_patience=1)
+    lrs = [row["lr"] for row in result.history]
+    # the row records the lr used in that epoch; ReduceLROnPlateau(patience=1) decays once more
+    # than one epoch in a row has not improved: after epochs 4 and 6
+    assert lrs == pytest.approx([0.1, 0.1, 0.1, 0.1, 0.05, 0.05, 0.025])
+
+
+def test_no_decay_without_lr_decay(tmp_path):
+    result, _, _ = run(tmp_path, [3.0, 4.0, 5.0, 6.0])
+    assert {row["lr"] for row in result.history} == {0.1}
+
+
+def test_non_finite_training_loss_stops_at_once(tmp_path):
+    with pytest.raises(NonFiniteLoss, match=r"training loss nan in epoch 2, batch 1"):
+        run(tmp_path, [3.0, 2.0, 1.0], train_losses=[1.0, math.nan, 1.0])
+
+
+def test_non_finite_validation_loss_stops_at_once(tmp_path):
+    with pytest.raises(NonFiniteLoss, match=r"validation loss inf after epoch 2"):
+        run(tmp_path, [3.0, math.inf, 1.0])
