@@ -1,5 +1,5 @@
 # Reproduction pipeline for recurrent LM papers with input-dependent transitions.
-# Targets: all (default), dyck, seed001, seed003. See README.md.
+# Targets: all (default), dyck, wikitext2, seed001, seed003. See README.md.
 
 from snakemake.utils import min_version
 
@@ -22,6 +22,11 @@ rule all:
 rule dyck:
     input:
         dyck_targets(),
+
+
+rule wikitext2:
+    input:
+        wikitext2_targets(),
 
 
 rule seed001:

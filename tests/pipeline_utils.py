@@ -94,11 +94,20 @@ def write_fixture_corpora(directory: Path, lines: int = 90, eval_lines: int = 24
         "valid": sentences(eval_lines),
         "test": sentences(eval_lines),
     }
-    sources: dict[str, dict] = {"ptb": {}, "ptb_char": {}}
+    sources: dict[str, dict] = {"ptb": {}, "ptb_char": {}, "wikitext2": {}}
     for split, sents in splits.items():
         word = "".join(f" {' '.join(s)} \n" for s in sents)
         char = " \n ".join(" ".join(" ".join(s).replace(" ", "_")) for s in sents) + " \n "
-        for corpus, folder, content in (("ptb", "ptb", word), ("ptb_char", "ptb-char", char)):
+        # WikiText layout: a heading, blank lines, paragraphs of several sentences
+        paragraphs = [sents[i : i + 3] for i in range(0, len(sents), 3)]
+        wiki = " \n = Fixture = \n \n" + "".join(
+            f" {' '.join(w for s in p for w in s)} \n \n" for p in paragraphs
+        )
+        for corpus, folder, content in (
+            ("ptb", "ptb", word),
+            ("ptb_char", "ptb-char", char),
+            ("wikitext2", "wikitext-2", wiki),
+        ):
             path = directory / folder / f"{split}.txt"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content)

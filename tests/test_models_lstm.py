@@ -227,7 +227,7 @@ def test_recurrent_weight_matrices_are_cell_blocks():
 
 
 def test_dropout_only_in_training():
-    model = make("attention_lstm", dropout=0.5, embedding_dropout=0.5)
+    model = make("attention_lstm", dropout=0.5, dropouti=0.5)
     tokens = torch.randint(0, len(DYCK), (5, 2), generator=torch.Generator().manual_seed(0))
     model.eval()
     torch.testing.assert_close(model(tokens)[0], model(tokens)[0])

@@ -36,17 +36,35 @@ def run(tmp_path, val_losses, train_losses=None, **settings):
         loss = -m.w if value is None else m.w * 0 + value  # gradient -1: w grows by lr per step
         return loss, 1
 
+    task = ScriptedTask(batch_loss, lambda m: {"loss": next(epochs)})
     result, best = train(
         model,
         TrainingSettings(**{**defaults, **settings}),
-        batches=lambda epoch: [None],
-        batch_loss=batch_loss,
-        evaluate=lambda m: {"loss": next(epochs)},
+        task,
         checkpoint=tmp_path / "ckpt.pt",
         digest="test",
         log=lambda line: None,
     )
     return result, best, model
+
+
+class ScriptedTask:
+    """One batch per epoch; loss and validation from the test's script; no carried state."""
+
+    def __init__(self, batch_loss, evaluate):
+        self.batch_loss, self.evaluate = batch_loss, evaluate
+
+    def start_epoch(self, epoch):
+        pass
+
+    def batches(self, epoch):
+        return [None]
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state):
+        pass
 
 
 def test_patience_stops_and_keeps_the_best_epoch(tmp_path):

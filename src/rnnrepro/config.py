@@ -11,6 +11,7 @@ Dataset families (``experiments.<name>.datasets``) expand to dataset names at th
 - ``ptb_char_cut``       -> ``ptb_char_cut<C>`` for every cutoff C (seed 001 §6.1)
 - ``ptb_lines_unigram``  -> ``ptb_lines_unigram_fold<k>`` for every fold k of the scale (seed 003)
 - ``ptb_lines_bigram``   -> ``ptb_lines_bigram_fold<k>``
+- ``wikitext2``          -> ``wikitext2`` (WikiText-2 v1 as one token stream; seed 000)
 """
 
 from __future__ import annotations
@@ -19,46 +20,31 @@ import re
 from dataclasses import dataclass
 
 from rnnrepro import budget
+from rnnrepro.provenance import architecture_names
 
-ARCHITECTURES = (
-    "lstm",
-    "attention_lstm",
-    "assignment_lstm",
-    "dyck_rnn",
-    "rnn",
-    "mrnn",
-    "mlstm",
-    "mmrnn",
-    "mmlstm",
-    "second_order_rnn",
-    "first_order_rnn",
-    "mi_rnn",
-)
-FAMILIES = (
-    "dyck",
-    "ptb_char",
-    "ptb_word",
-    "ptb_char_cut",
-    "ptb_lines_unigram",
-    "ptb_lines_bigram",
-)
 DYCK_PREFIX = "dyck_m"
 _DATASET = re.compile(
     r"^(?:(?P<dyck>dyck)_m(?P<m>\d+)|(?P<cut>ptb_char_cut)(?P<cutoff>\d+)"
-    r"|(?P<lines>ptb_lines_(?:unigram|bigram))_fold(?P<fold>\d+)|(?P<ptb>ptb_char|ptb_word))$"
+    r"|(?P<lines>ptb_lines_(?:unigram|bigram))_fold(?P<fold>\d+)|(?P<ptb>ptb_char|ptb_word)"
+    r"|(?P<stream>wikitext2))$"
 )
 # Text families: how a sentence becomes a training sequence, the reported metric, and the
 # vocabulary size (known before any data exists, so that parameter budgets resolve in the DAG).
 # "eos": inputs <eos> x_1..x_n, targets x_1..x_n <eos> (seed 001); "none": inputs x_1..x_{n-1},
-# targets x_2..x_n (seed 003, MODELS §4.2: the 27-symbol alphabet has no room for markers).
+# targets x_2..x_n (seed 003, MODELS §4.2: the 27-symbol alphabet has no room for markers);
+# "stream": every line then <eos>, one stream in BPTT windows with the state carried across.
 TEXT_FAMILIES = {
     "ptb_char": {"framing": "eos", "metric": "bpc", "vocab_size": 50},
     "ptb_word": {"framing": "eos", "metric": "ce", "vocab_size": 10000},
     "ptb_char_cut": {"framing": "eos", "metric": "bpc", "vocab_size": 50},
     "ptb_lines_unigram": {"framing": "none", "metric": "bpc", "vocab_size": 27},
     "ptb_lines_bigram": {"framing": "none", "metric": "bpc", "vocab_size": 703},
+    "wikitext2": {"framing": "stream", "metric": "ppl", "vocab_size": 33278},
 }
 WIDTH_KEYS = ("hidden_size", "inner_size")
+# The one list of each: architectures are the model registry's names, families Dyck + text.
+ARCHITECTURES = architecture_names()
+FAMILIES = ("dyck", *TEXT_FAMILIES)
 
 
 class ConfigError(ValueError):
@@ -100,7 +86,7 @@ def family(dataset: str) -> str:
     match = _DATASET.match(dataset)
     if not match:
         raise ValueError(f"unknown dataset name {dataset!r}")
-    return next(match[g] for g in ("dyck", "cut", "lines", "ptb") if match[g])
+    return next(match[g] for g in ("dyck", "cut", "lines", "ptb", "stream") if match[g])
 
 
 def dataset_names(config: dict, family_name: str) -> list[str]:
@@ -141,6 +127,12 @@ def check(config: dict) -> None:
                     f"({config['text']['folds']})"
                 )
     for exp_name, experiment in config["experiments"].items():
+        for fam in experiment["datasets"]:
+            if fam not in FAMILIES:
+                raise ConfigError(
+                    f"config key 'experiments.{exp_name}.datasets': unknown dataset family "
+                    f"{fam!r}; known: {', '.join(FAMILIES)}"
+                )
         for model_name, model in experiment["models"].items():
             key = f"experiments.{exp_name}.models.{model_name}"
             architecture = model.get("architecture", model_name)
@@ -149,23 +141,29 @@ def check(config: dict) -> None:
                     f"config key '{key}': unknown model {architecture!r}; set 'architecture' to "
                     f"one of {', '.join(ARCHITECTURES)}"
                 )
-            if model["training"] not in config["training"]:
-                raise ConfigError(
-                    f"config key '{key}.training': {model['training']!r} is not defined under "
-                    f"'training' ({', '.join(config['training'])})"
-                )
+            procedures = {"training": model["training"]} | {
+                f"dataset_training.{fam}": name
+                for fam, name in model.get("dataset_training", {}).items()
+            }
+            for where, procedure in procedures.items():
+                if procedure not in config["training"]:
+                    raise ConfigError(
+                        f"config key '{key}.{where}': {procedure!r} is not defined under "
+                        f"'training' ({', '.join(config['training'])})"
+                    )
             for fam in model.get("datasets", []):
                 if fam not in experiment["datasets"]:
                     raise ConfigError(
                         f"config key '{key}.datasets': {fam!r} is not a dataset of experiment "
                         f"{exp_name!r} ({', '.join(experiment['datasets'])})"
                     )
-            for fam in model.get("dataset_hparams", {}):
-                if fam not in experiment["datasets"]:
-                    raise ConfigError(
-                        f"config key '{key}.dataset_hparams': {fam!r} is not a dataset of "
-                        f"experiment {exp_name!r}"
-                    )
+            for section in ("dataset_hparams", "dataset_training"):
+                for fam in model.get(section, {}):
+                    if fam not in experiment["datasets"]:
+                        raise ConfigError(
+                            f"config key '{key}.{section}': {fam!r} is not a dataset of "
+                            f"experiment {exp_name!r}"
+                        )
             for fam in _model_families(experiment, model):
                 hparams = {**model["hparams"], **model.get("dataset_hparams", {}).get(fam, {})}
                 for stem in ("hidden_size", "stack_depth"):
@@ -260,7 +258,8 @@ def run_config(config: dict, experiment: str, dataset: str, model: str) -> dict:
         out["text"] = {k: TEXT_FAMILIES[fam][k] for k in ("framing", "metric")}
         if fam == "ptb_char_cut":
             out["text"]["cutoff"] = int(dataset.removeprefix("ptb_char_cut"))
-    training = dict(config["training"][entry["training"]])
+    procedure = entry.get("dataset_training", {}).get(fam, entry["training"])
+    training = dict(config["training"][procedure])
     cap = scale_settings(config).get("max_epochs")
     if cap is not None:
         training["max_epochs"] = min(training["max_epochs"], cap)

@@ -107,6 +107,11 @@ def code_digest(*entries: str, root: Path = ROOT) -> str:
     return digest.hexdigest()[:16]
 
 
+def architecture_names(root: Path = ROOT) -> tuple[str, ...]:
+    """The architectures of the model registry, in its order."""
+    return tuple(ast.literal_eval(_registry_node(root).value))
+
+
 def model_module(architecture: str, root: Path = ROOT) -> str:
     """The module (relative path) defining ``architecture`` in ``rnnrepro.models``."""
     registry = ast.literal_eval(_registry_node(root).value)

@@ -1,20 +1,22 @@
-"""What a training job learns from: one class per dataset kind (Dyck, text), each giving the
-vocabulary, the epoch's batches, the batch loss, the validation metrics and the files that
-define the run (for the resume digest). ``scripts/train.py`` is the same for every kind."""
+"""What a training job learns from: one class per dataset kind (Dyck, sentences, streams), each
+giving the vocabulary, the data order, the carried state (streams: the recurrent state across
+BPTT windows), the batch loss, the validation metrics and the files that define the run (for the
+resume digest). ``scripts/train.py`` and ``training.train`` are the same for every kind."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
 import torch
 
 from .data import dyck, text
-from .data.batching import IGNORE_INDEX, Vocabulary, lm_batches, padded_batches
+from .data.batching import IGNORE_INDEX, Vocabulary, lm_batches, padded_batches, stream_batches
 from .evaluation.dyck import evaluate_dyck
-from .evaluation.text import evaluate_text, framing_ids
+from .evaluation.text import detach_state, evaluate_stream, evaluate_text, framing_ids
 from .models.base import RecurrentLM
 from .objectives import sequence_loss
 
@@ -42,6 +44,16 @@ class Task:
 
     def describe(self) -> str:
         raise NotImplementedError
+
+    def start_epoch(self, epoch: int) -> None:
+        """Reset the carried state at the start of an epoch (none by default)."""
+
+    def state_dict(self) -> dict:
+        """State carried across batches, saved in mid-epoch checkpoints (none by default)."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore ``state_dict()``'s output."""
 
     def batches(self, epoch: int) -> Iterator:
         raise NotImplementedError
@@ -148,6 +160,67 @@ class TextTask(Task):
         return {"loss": result.loss, "bpc": result.bpc if self.metric == "bpc" else None}
 
 
+class StreamTask(Task):
+    """A corpus read as one token stream (every line then ``<eos>``) in BPTT windows of
+    ``training.bptt`` steps over ``batch_size`` columns; the recurrent state is carried from one
+    window to the next (detached), reset at each epoch, and checkpointed mid-epoch."""
+
+    def __init__(
+        self, run: dict, seed: int, device: torch.device, train: str, val: str, vocab: str
+    ):
+        super().__init__(run, seed, device)
+        if not run["training"].get("bptt"):
+            raise ValueError("a stream dataset needs training.bptt (steps per BPTT window)")
+        self.bptt = run["training"]["bptt"]
+        self.eval_batch_size = run["training"].get("eval_batch_size", 10)
+        self.vocab = text.read_vocab(vocab)
+        index = {token: i for i, token in enumerate(self.vocab)}
+        self.train = torch.tensor(text.stream_ids(text.read_token_file(train), index, train))
+        self.val = torch.tensor(text.stream_ids(text.read_token_file(val), index, val))
+        self.files = [Path(train), Path(val), Path(vocab)]
+        self.state = None
+
+    def describe(self) -> str:
+        return (
+            f"stream of {len(self.train)} tokens, vocabulary {len(self.vocab)}, "
+            f"{self.batch_size} columns, BPTT {self.bptt}"
+        )
+
+    def start_epoch(self, epoch: int) -> None:
+        self.state = None
+
+    def state_dict(self) -> dict:
+        return {"state": self.state}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.state = _to(state.get("state"), self.device)
+
+    def batches(self, epoch: int) -> Iterator:
+        for inputs, targets in stream_batches(self.train, self.batch_size, self.bptt):
+            yield inputs.to(self.device), targets.to(self.device)
+
+    def batch_loss(self, model, batch):
+        inputs, targets = batch
+        logits, state = model(inputs, self.state)
+        self.state = detach_state(state)
+        return sequence_loss(logits, targets, "vocab", IGNORE_INDEX)
+
+    def evaluate(self, model):
+        result = evaluate_stream(
+            model, self.val, self.eval_batch_size, self.bptt, device=self.device
+        )
+        return {"loss": result.loss, "ppl": math.exp(result.loss)}
+
+
+def _to(state, device: torch.device):
+    """A (nested) recurrent state moved to ``device``."""
+    if isinstance(state, torch.Tensor):
+        return state.to(device)
+    if isinstance(state, (tuple, list)):
+        return type(state)(_to(s, device) for s in state)
+    return state
+
+
 def encode(sequences: list[list[str]], index: dict[str, int], path: str) -> list[list[int]]:
     """Token ids; ValueError naming the file, line and token for a token outside the vocabulary."""
     out = []
@@ -167,4 +240,6 @@ def make_task(run: dict, seed: int, device, train: str, val: str, vocab: str | N
         return DyckTask(run, seed, device, train, val)
     if vocab is None:
         raise ValueError("a text run needs its vocabulary file (--vocab)")
+    if run["text"]["framing"] == "stream":
+        return StreamTask(run, seed, device, train, val, vocab)
     return TextTask(run, seed, device, train, val, vocab)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Protocol
 
 import torch
 from torch import nn
@@ -41,6 +42,8 @@ class TrainingSettings:
     lr_patience: int = 0  # epochs without improvement before decaying
     grad_clip: float | None = None  # max gradient norm
     stop_loss: float | None = None  # stop once the validation loss is below this
+    bptt: int | None = None  # stream datasets: steps per window
+    eval_batch_size: int = 10  # stream datasets: columns of the validation stream
 
     @classmethod
     def from_dict(cls, settings: dict) -> TrainingSettings:
@@ -114,26 +117,42 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+class TrainingTask(Protocol):
+    """What the loop trains on (``rnnrepro.tasks``): the data order and any carried state."""
+
+    def start_epoch(self, epoch: int) -> None:
+        """Reset what an epoch starts from (e.g. a stream's recurrent state)."""
+
+    def batches(self, epoch: int) -> Iterable:
+        """The epoch's training batches (deterministic given the epoch)."""
+
+    def batch_loss(self, model: nn.Module, batch) -> tuple[torch.Tensor, int]:
+        """(summed loss, number of targets); may update the carried state."""
+
+    def evaluate(self, model: nn.Module) -> dict:
+        """Validation metrics with at least ``loss`` (``ppl``, ``wcpa``, ``bpc`` when defined)."""
+
+    def state_dict(self) -> dict:
+        """State carried across batches (tensors, numbers, lists, dicts: ``weights_only``)."""
+
+    def load_state_dict(self, state: dict) -> None: ...
+
+
 def train(
     model: nn.Module,
     settings: TrainingSettings,
-    batches: Callable[[int], Iterable],
-    batch_loss: Callable[[nn.Module, object], tuple[torch.Tensor, int]],
-    evaluate: Callable[[nn.Module], dict],
+    task: TrainingTask,
     checkpoint: str | os.PathLike,
     digest: str,
     log: Callable[[str], None] = print,
 ) -> tuple[TrainingResult, dict]:
-    """Train ``model`` in place; return the result and the best state dict.
-
-    batches(epoch) yields the epoch's training batches (deterministic given the epoch);
-    batch_loss(model, batch) returns (summed loss, number of targets); evaluate(model) returns
-    validation metrics with at least ``loss`` (also ``ppl``, ``wcpa``, ``bpc`` when defined).
+    """Train ``model`` in place on ``task``; return the result and the best state dict.
 
     The checkpoint file is rewritten after every epoch, and mid-epoch when SIGTERM or SIGUSR1
-    arrives (then ``TrainingInterrupted`` is raised). It is resumed from when its ``digest`` (a
-    hash of everything that defines the run) matches, otherwise training starts afresh; a resumed
-    run ends with the same numbers as an uninterrupted one.
+    arrives (then ``TrainingInterrupted`` is raised); it holds the model, optimiser, scheduler,
+    RNG and the task's carried state. It is resumed from when its ``digest`` (a hash of
+    everything that defines the run) matches, otherwise training starts afresh; a resumed run
+    ends with the same numbers as an uninterrupted one.
     """
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
     scheduler = (
@@ -157,6 +176,7 @@ def train(
             if scheduler is not None:
                 scheduler.load_state_dict(state["scheduler"])
             _set_rng_state(state["rng"])
+            task.load_state_dict(state["task"])
             result = TrainingResult(**state["result"])
             best_state, bad_epochs = state["best_state"], state["bad_epochs"]
             start_epoch, partial = state["epoch"], state["partial"]
@@ -177,6 +197,7 @@ def train(
                 "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict() if scheduler is not None else None,
                 "rng": _rng_state(),
+                "task": task.state_dict(),
                 "result": asdict(result),
                 "best_state": best_state,
                 "bad_epochs": bad_epochs,
@@ -197,14 +218,18 @@ def train(
                     partial["seconds"],
                 )
                 partial = None
+            else:
+                task.start_epoch(epoch)
             model.set_epoch(epoch)
             model.train()
-            progress = tqdm(batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False)
+            progress = tqdm(
+                task.batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False
+            )
             for index, batch in enumerate(progress):
                 if index < skip:
                     continue
                 optimizer.zero_grad(set_to_none=True)
-                loss_sum, n = batch_loss(model, batch)
+                loss_sum, n = task.batch_loss(model, batch)
                 if n > 0:
                     value = loss_sum.item()
                     if not math.isfinite(value):
@@ -227,7 +252,7 @@ def train(
                     raise TrainingInterrupted(received[0])
             model.eval()
             with torch.no_grad():
-                val = evaluate(model)
+                val = task.evaluate(model)
             if not math.isfinite(val["loss"]):
                 raise NonFiniteLoss(f"validation loss {val['loss']} after epoch {epoch + 1}")
             seconds = earlier + time.perf_counter() - started

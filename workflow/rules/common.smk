@@ -21,9 +21,6 @@ except cfg.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 
 RUNS = "results/runs/{experiment}/{dataset}/{model}/seed{seed}"
-DYCK_EXPERIMENTS = [
-    exp for exp, entry in config["experiments"].items() if "dyck" in entry["datasets"]
-]
 
 
 wildcard_constraints:
@@ -161,23 +158,57 @@ def scale_note_options(track):
     return " ".join(f"--note {shlex.quote(n)}" for n in cfg.scale_notes(config, track))
 
 
-DYCK_DATASETS = " ".join(cfg.datasets(config, "seed000"))
+DYCK_DATASETS = " ".join(cfg.dataset_names(config, "dyck"))
+SEED000_DYCK = family_runs("seed000", ["dyck"])
+SEED000_WIKITEXT2 = family_runs("seed000", ["wikitext2"])
+ATTENTION_MODELS = [
+    name
+    for name, entry in config["experiments"]
+    .get("seed000", {})
+    .get("models", {})
+    .items()
+    if entry.get("architecture", name) == "attention_lstm"
+]
 
-# figure name -> (make_figure.py kind, per-run input file, runs it reads)
+# figure name -> (make_figure.py kind, per-run input file, runs it reads, track of its notes)
 FIGURE_INPUTS = {
-    "fig2_ldpa": ("ldpa", "ldpa.csv", cfg.runs(config, "seed000")),
-    "fig3_val_wcpa": ("val_wcpa", "history.csv", cfg.runs(config, "seed000")),
-    "fig4_pabs": ("pabs", "pabs.csv", cfg.runs(config, "seed000", "attention_lstm")),
+    "fig2_ldpa": ("ldpa", "ldpa.csv", SEED000_DYCK, "dyck"),
+    "fig3_val_wcpa": ("val_wcpa", "history.csv", SEED000_DYCK, "dyck"),
+    "fig4_pabs": (
+        "pabs",
+        "pabs.csv",
+        [r for r in SEED000_DYCK if r.model in ATTENTION_MODELS],
+        "dyck",
+    ),
     "fig6_heatmap": (
         "heatmap",
         "heatmap.csv",
-        cfg.runs(config, "seed000", "attention_lstm"),
+        [r for r in SEED000_DYCK if r.model in ATTENTION_MODELS],
+        "dyck",
+    ),
+    "fig5_pabs_wikitext2": (
+        "pabs",
+        "pabs.csv",
+        [r for r in SEED000_WIKITEXT2 if r.model in ATTENTION_MODELS],
+        "text",
+    ),
+    # Fig. 6 (bottom): the paper shows its 5-cell model; one seed (the first) keeps it readable
+    "fig6_heatmap_wikitext2": (
+        "heatmap",
+        "heatmap.csv",
+        [
+            r
+            for r in SEED000_WIKITEXT2
+            if r.model == "attention_lstm_5"
+            and r.seed == cfg.seeds(config, "seed000")[0]
+        ],
+        "text",
     ),
 }
 
 
 def dyck_floors():
-    return [f"results/data/{d}/floor.json" for d in cfg.datasets(config, "seed000")]
+    return [f"results/data/{d}/floor.json" for d in cfg.dataset_names(config, "dyck")]
 
 
 def dyck_targets():
@@ -188,6 +219,15 @@ def dyck_targets():
         "results/figures/seed000_fig3_val_wcpa.png",
         "results/figures/seed000_fig4_pabs.png",
         "results/figures/seed000_fig6_heatmap.png",
+    ]
+
+
+def wikitext2_targets():
+    """Seed 000's WikiText-2 track: Table 2, Figs. 5 and 6 (bottom)."""
+    return [
+        "results/tables/seed000_table2.md",
+        "results/figures/seed000_fig5_pabs_wikitext2.png",
+        "results/figures/seed000_fig6_heatmap_wikitext2.png",
     ]
 
 
@@ -234,4 +274,7 @@ def seed003_targets():
 
 
 def all_targets():
-    return list(dict.fromkeys(dyck_targets() + seed001_targets() + seed003_targets()))
+    targets = (
+        dyck_targets() + wikitext2_targets() + seed001_targets() + seed003_targets()
+    )
+    return list(dict.fromkeys(targets))

@@ -91,6 +91,32 @@ rule ptb_text:
         " --out-dir $(dirname {output.train}) > {log} 2>&1"
 
 
+# WikiText-2 (seed 000): every line kept, read as one token stream by the training task.
+rule stream_text:
+    input:
+        train="results/downloads/{dataset}/train.txt",
+        valid="results/downloads/{dataset}/valid.txt",
+        test="results/downloads/{dataset}/test.txt",
+    output:
+        train="results/data/{dataset}/train.txt",
+        val="results/data/{dataset}/val.txt",
+        test="results/data/{dataset}/test.txt",
+        vocab="results/data/{dataset}/vocab.txt",
+    log:
+        "results/logs/data/{dataset}.log",
+    wildcard_constraints:
+        dataset="wikitext2",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        lines=text_line_options(),
+        code=script_code("prepare_text"),
+    shell:
+        "python -m rnnrepro.scripts.prepare_text stream --train {input.train}"
+        " --valid {input.valid} --test {input.test} {params.lines}"
+        " --out-dir $(dirname {output.train}) > {log} 2>&1"
+
+
 # Seed 003: every PTB line normalised to 27 symbols, one document per line.
 rule ptb_lines:
     input:

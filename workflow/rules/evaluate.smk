@@ -38,7 +38,7 @@ rule evaluate_text:
     log:
         "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
-        dataset=r"ptb_\w+",
+        dataset=r"ptb_\w+|wikitext2",
     conda:
         "../../envs/rnnrepro.yaml"
     params:

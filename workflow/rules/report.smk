@@ -11,7 +11,7 @@ rule analyse_attention:
     log:
         "results/logs/analyse/{experiment}/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
-        model="attention_lstm",
+        model=r"attention_lstm(_\d+)?",
     conda:
         "../../envs/rnnrepro.yaml"
     params:
@@ -23,7 +23,7 @@ rule analyse_attention:
 
 rule table_seed000_table1:
     input:
-        metrics=run_files("metrics.json", cfg.runs(config, "seed000")),
+        metrics=run_files("metrics.json", SEED000_DYCK),
         floors=dyck_floors(),
     output:
         csv="results/tables/seed000_table1.csv",
@@ -81,7 +81,7 @@ rule table_seed001_dyck:
 
 
 # One rule per seed-000 figure (a loop, so that each gets its own report caption).
-for figure, (kind, run_file, figure_runs) in FIGURE_INPUTS.items():
+for figure, (kind, run_file, figure_runs, track) in FIGURE_INPUTS.items():
 
     rule:
         name:
@@ -101,7 +101,7 @@ for figure, (kind, run_file, figure_runs) in FIGURE_INPUTS.items():
             "../../envs/rnnrepro.yaml"
         params:
             kind=kind,
-            notes=scale_note_options("dyck"),
+            notes=scale_note_options(track),
             code=script_code("make_figure"),
         shell:
             "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
@@ -131,6 +131,13 @@ TEXT_TABLES = {
         "ptb_char ptb_word",
         family_runs("seed001", ["ptb_char", "ptb_word"]),
         "seed001 Table 1 (PTB training time and epochs): paper vs reproduction",
+    ),
+    "seed000_table2": (
+        "seed000",
+        "'Table 2'",
+        "wikitext2",
+        SEED000_WIKITEXT2,
+        "seed000 Table 2 (WikiText-2): paper vs reproduction",
     ),
     "seed003_table1": (
         "seed003",
@@ -179,6 +186,7 @@ for name, (paper, labels, datasets, table_runs, title) in TEXT_TABLES.items():
             " --scale {params.scale}"
             " --bpc-tolerance {params.tolerance[bpc_tolerance]}"
             " --ce-tolerance {params.tolerance[ce_tolerance]}"
+            " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
             " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
 
 

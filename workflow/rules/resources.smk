@@ -12,6 +12,7 @@ localrules:
     ptb_text,
     ptb_lines,
     ptb_lines_fold,
+    stream_text,
     table_seed000_table1,
     table_seed001_dyck,
 

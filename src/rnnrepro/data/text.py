@@ -206,6 +206,53 @@ def prepare_ptb(
 
 
 # --------------------------------------------------------------------------------------------
+# Token streams (WikiText-2): every line, empty ones included, then <eos>
+
+
+def read_stream_lines(path: str | os.PathLike) -> list[list[str]]:
+    """Whitespace-split lines of a WikiText file, empty lines kept (each ends in ``<eos>`` in the
+    stream, as in pytorch/examples' ``Corpus``: 2,088,628 training tokens for WikiText-2)."""
+    with open(path, encoding="utf-8") as f:
+        return [line.split() for line in f]
+
+
+def prepare_stream(
+    train: str | os.PathLike,
+    valid: str | os.PathLike,
+    test: str | os.PathLike,
+    *,
+    train_lines: int | None = None,
+    eval_lines: int | None = None,
+) -> tuple[dict[str, list[list[str]]], list[str]]:
+    """Stream splits ``{train, val, test}`` (lines) and the vocabulary of the full train file
+    (``<eos>`` first); val/test tokens outside it are a ValueError naming file and line."""
+    train_seqs = read_stream_lines(train)
+    vocab = build_vocab(train_seqs)
+    splits = {"train": head(train_seqs, train_lines)}
+    for name, path in (("val", valid), ("test", test)):
+        seqs = read_stream_lines(path)
+        check_in_vocab(seqs, vocab, path)
+        splits[name] = head(seqs, eval_lines)
+    return splits, vocab
+
+
+def stream_ids(lines: Iterable[Sequence[str]], index: dict[str, int], path: str) -> list[int]:
+    """One token stream: every line's ids followed by ``<eos>``; ValueError naming the file,
+    line and token for a token outside the vocabulary."""
+    eos = index[EOS]
+    out: list[int] = []
+    for lineno, line in enumerate(lines, start=1):
+        try:
+            out.extend(index[token] for token in line)
+        except KeyError as err:
+            raise ValueError(
+                f"{path}, line {lineno}: token {err.args[0]!r} is not in the vocabulary"
+            ) from None
+        out.append(eos)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
 # Seed 003: normalised PTB lines, unigram / bigram tokens, cross-validation folds
 
 _NON_LETTERS = re.compile(r"[^A-Za-z]+")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..data.batching import IGNORE_INDEX, lm_batches
+from ..data.batching import IGNORE_INDEX, lm_batches, stream_batches
 from ..models.base import RecurrentLM
 
 EVAL_BATCH_SIZE = 64
@@ -81,6 +81,39 @@ def scored_targets(
                 nll[keep, col].cpu(),
                 predicted[keep, col].cpu(),
             )
+
+
+def detach_state(state):
+    """A recurrent state (tensor, or nested tuples/lists of them) cut from its graph, so that
+    it can be carried into the next BPTT window (pytorch/examples' ``repackage_hidden``)."""
+    if isinstance(state, torch.Tensor):
+        return state.detach()
+    if isinstance(state, (tuple, list)):
+        return type(state)(detach_state(s) for s in state)
+    return state
+
+
+@torch.no_grad()
+def evaluate_stream(
+    model: RecurrentLM,
+    ids: Sequence[int] | torch.Tensor,
+    batch_size: int,
+    bptt: int,
+    device: str | torch.device = "cpu",
+) -> TextResult:
+    """Mean NLL per token of one token stream in ``batch_size`` columns and BPTT windows, the
+    state carried across windows (MODELS §7.1; pytorch/examples' ``evaluate``). Tokens past the
+    last full column are not scored."""
+    total, tokens, state = 0.0, 0, None
+    for inputs, targets in stream_batches(ids, batch_size, bptt):
+        logits, state = model(inputs.to(device), state)
+        total += float(
+            F.cross_entropy(
+                logits.reshape(-1, logits.size(-1)), targets.to(device).reshape(-1), reduction="sum"
+            )
+        )
+        tokens += targets.numel()
+    return TextResult(loss=total / tokens, tokens=tokens, chars=0, bpc=math.nan)
 
 
 def evaluate_text(

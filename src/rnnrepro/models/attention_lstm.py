@@ -133,13 +133,13 @@ class _MixedLSTMLM(RecurrentLM):
         hidden_size: int,
         cells: int = 2,
         dropout: float = 0.0,
-        embedding_dropout: float = 0.0,
+        dropouti: float = 0.0,
     ):
         super().__init__()
         V, e, h, S = len(vocab), embedding_dim, hidden_size, cells
         self.embedding_dim, self.hidden_size, self.cells = e, h, S
         self.encoder = nn.Embedding(V, e)
-        self.embedding_dropout = nn.Dropout(embedding_dropout)
+        self.dropouti = nn.Dropout(dropouti)
         # S cells stacked as in nn.LSTM: cell s owns rows [4h·s, 4h·(s+1)) in order (i, f, g, o)
         self.weight_ih = nn.Parameter(torch.empty(S * 4 * h, e))
         self.weight_hh = nn.Parameter(torch.empty(S * 4 * h, h))
@@ -163,7 +163,7 @@ class _MixedLSTMLM(RecurrentLM):
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """tokens [T, B] -> logits [T, B, V], state (h [B, h], c [B, h])."""
         T, B = tokens.shape
-        x = self.embedding_dropout(self.encoder(tokens))  # [T, B, e]
+        x = self.dropouti(self.encoder(tokens))  # [T, B, e]
         alpha = self.mixture_weights(tokens, x)  # [T, B, S]
         if state is None:
             state = (x.new_zeros(B, self.hidden_size), x.new_zeros(B, self.hidden_size))
@@ -198,9 +198,9 @@ class AttentionLSTMLM(_MixedLSTMLM):
         cells: int = 2,
         temperature_decay: float = 0.9,
         dropout: float = 0.0,
-        embedding_dropout: float = 0.0,
+        dropouti: float = 0.0,
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, cells, dropout, embedding_dropout)
+        super().__init__(vocab, embedding_dim, hidden_size, cells, dropout, dropouti)
         self.attention = nn.Linear(embedding_dim, cells, bias=False)  # V_att [S, e]
         self.temperature_decay = temperature_decay
         self.temperature = 1.0
@@ -217,7 +217,7 @@ class AttentionLSTMLM(_MixedLSTMLM):
 
     def attention_weights(self, tokens: Tensor) -> Tensor:
         """α [T, B, S] that ``forward`` uses for tokens [T, B] (current τ / ``hard``)."""
-        return self.mixture_weights(tokens, self.embedding_dropout(self.encoder(tokens)))
+        return self.mixture_weights(tokens, self.dropouti(self.encoder(tokens)))
 
     def recurrent_parameters(self) -> int:
         """S cells × (4h(e+h) + 4h) plus the attention matrix V_att (S·e)."""
@@ -251,9 +251,9 @@ class AssignmentLSTMLM(_MixedLSTMLM):
         hidden_size: int,
         cells: int = 2,
         dropout: float = 0.0,
-        embedding_dropout: float = 0.0,
+        dropouti: float = 0.0,
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, cells, dropout, embedding_dropout)
+        super().__init__(vocab, embedding_dim, hidden_size, cells, dropout, dropouti)
         self.register_buffer("cell_of_token", bracket_cell_map(vocab, cells), persistent=False)
 
     def mixture_weights(self, tokens: Tensor, x: Tensor) -> Tensor:

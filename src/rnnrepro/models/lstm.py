@@ -20,7 +20,7 @@ class LSTMLM(RecurrentLM):
         hidden_size: int,
         num_layers: int = 1,
         dropout: float = 0.0,
-        embedding_dropout: float = 0.0,
+        dropouti: float = 0.0,
     ):
         super().__init__()
         V = len(vocab)
@@ -30,7 +30,7 @@ class LSTMLM(RecurrentLM):
             num_layers,
         )
         self.encoder = nn.Embedding(V, embedding_dim)
-        self.embedding_dropout = nn.Dropout(embedding_dropout)
+        self.dropouti = nn.Dropout(dropouti)
         self.rnn = nn.LSTM(embedding_dim, hidden_size, num_layers)
         self.dropout = nn.Dropout(dropout)
         self.decoder = nn.Linear(hidden_size, V)
@@ -42,7 +42,7 @@ class LSTMLM(RecurrentLM):
         self, tokens: Tensor, state: tuple[Tensor, Tensor] | None = None
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """tokens [T, B] -> logits [T, B, V], state (h, c) [num_layers, B, h]."""
-        x = self.embedding_dropout(self.encoder(tokens))  # [T, B, e]
+        x = self.dropouti(self.encoder(tokens))  # [T, B, e]
         output, state = self.rnn(x, state)  # [T, B, h]
         return self.decoder(self.dropout(output)), state
 

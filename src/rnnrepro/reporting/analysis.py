@@ -30,6 +30,18 @@ def principal_angles(matrices: Sequence[torch.Tensor | np.ndarray]) -> pd.DataFr
     return pd.DataFrame(rows, columns=["pair", "index", "angle_deg"])
 
 
+def stream_passage(lines: Sequence[list[str]], length: int, min_line: int = 20) -> list[str]:
+    """``length`` tokens of a token stream (lines joined with ``<eos>``), from the first line of
+    at least ``min_line`` tokens that is not a WikiText heading (``= ... =``)."""
+    start = next((i for i, line in enumerate(lines) if len(line) >= min_line and line[0] != "="), 0)
+    tokens: list[str] = []
+    for line in lines[start:]:
+        tokens += [*line, "<eos>"]
+        if len(tokens) >= length:
+            break
+    return tokens[:length]
+
+
 def first_short_sequence(sequences: Sequence[list[str]], max_length: int) -> list[str]:
     """The first sequence with at most ``max_length`` tokens."""
     for sequence in sequences:
@@ -48,14 +60,17 @@ def final_training_epoch(record: dict) -> int:
 
 
 @torch.no_grad()
-def attention_heatmap(model, vocab: Sequence[str], sequence: Sequence[str]) -> pd.DataFrame:
-    """Soft attention weights of every cell for ``<start>`` + sequence (long format).
+def attention_heatmap(
+    model, vocab: Sequence[str], sequence: Sequence[str], start: str | None = "<start>"
+) -> pd.DataFrame:
+    """Soft attention weights of every cell for ``start`` + sequence (long format; a stream
+    passage has no ``start``).
 
     The model is used at its current temperature with ``hard`` off, so the caller sets the
     temperature (MODELS §7.7: the final training temperature). Returns columns position
-    (0 = ``<start>``), token, cell (from 1) and weight.
+    (0 = ``start``), token, cell (from 1) and weight.
     """
-    tokens = ["<start>", *sequence]
+    tokens = [start, *sequence] if start else list(sequence)
     index = {token: i for i, token in enumerate(vocab)}
     ids = torch.tensor([index[token] for token in tokens]).unsqueeze(1)  # [T, 1]
     model.hard = False

@@ -29,11 +29,17 @@ from rnnrepro.reporting.tables import dataset_family, dataset_fold  # noqa: E402
 MODEL_LABELS = {
     "lstm": "Baseline LSTM",
     "attention_lstm": "Attention LSTM",
+    "attention_lstm_5": "Attention LSTM (5 cells)",
     "assignment_lstm": "Assignment LSTM",
     "first_order_rnn": "first-order RNN",
     "mi_rnn": "general MI-RNN",
 }
-MODEL_COLOURS = {"lstm": "Reds", "attention_lstm": "Blues", "assignment_lstm": "Greens"}
+MODEL_COLOURS = {
+    "lstm": "Reds",
+    "attention_lstm": "Blues",
+    "attention_lstm_5": "Purples",
+    "assignment_lstm": "Greens",
+}
 CELL_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
 TOKENS_PER_LINE = 20
 TASK_LABELS = {"ptb_lines_unigram": "character unigrams", "ptb_lines_bigram": "character bigrams"}
@@ -66,7 +72,9 @@ def read_runs(paths: Sequence[str | Path]) -> pd.DataFrame:
 
 def _dataset_title(dataset: str) -> str:
     match = re.fullmatch(r"dyck_m(\d+)", dataset)
-    return f"{match[1]}-bounded Dyck-2" if match else dataset
+    if match:
+        return f"{match[1]}-bounded Dyck-2"
+    return {"wikitext2": "WikiText-2"}.get(dataset, dataset)
 
 
 def _panels(datasets: Sequence[str], title: str) -> tuple[plt.Figure, dict]:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 
 from rnnrepro.data.dyck import read_sequences
+from rnnrepro.data.text import read_token_file
 from rnnrepro.models import load_model
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
     final_training_epoch,
     first_short_sequence,
     principal_angles,
+    stream_passage,
 )
 
 
@@ -23,7 +25,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="model.pt of an attention_lstm run")
     parser.add_argument("--test", required=True, help="test sequences, one per line")
-    parser.add_argument("--max-length", type=int, default=60, help="heatmap sequence length cap")
+    parser.add_argument(
+        "--max-length", type=int, default=60, help="heatmap length cap (stream: passage length)"
+    )
     parser.add_argument("--out-angles", required=True)
     parser.add_argument("--out-heatmap", required=True)
     args = parser.parse_args(argv)
@@ -32,8 +36,12 @@ def main(argv: list[str] | None = None) -> None:
     principal_angles(model.recurrent_weight_matrices()).to_csv(args.out_angles, index=False)
 
     model.set_epoch(final_training_epoch(record))  # τ the saved weights were trained at
-    sequence = first_short_sequence(read_sequences(args.test), args.max_length)
-    heat = attention_heatmap(model, record["vocab"], sequence)
+    if record["run"].get("text", {}).get("framing") == "stream":  # a passage of the stream
+        sequence = stream_passage(read_token_file(args.test), args.max_length)
+        heat = attention_heatmap(model, record["vocab"], sequence, start=None)
+    else:  # a Dyck sequence after <start>
+        sequence = first_short_sequence(read_sequences(args.test), args.max_length)
+        heat = attention_heatmap(model, record["vocab"], sequence)
     heat.to_csv(args.out_heatmap, index=False)
     print(f"temperature {model.temperature:.4g}; heatmap over {len(sequence)} tokens")
 

@@ -14,7 +14,12 @@ from pathlib import Path
 from rnnrepro.data import text
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_summary
-from rnnrepro.evaluation.text import evaluate_text, position_loss, prediction_examples
+from rnnrepro.evaluation.text import (
+    evaluate_stream,
+    evaluate_text,
+    position_loss,
+    prediction_examples,
+)
 from rnnrepro.models import load_model
 from rnnrepro.tasks import encode
 
@@ -43,6 +48,17 @@ def main(argv: list[str] | None = None) -> None:
     eos_id = index.get("<eos>")
     lengths = text.token_char_lengths(vocab)
     metrics = {**run_summary(args.model, record), "run": run, "scale": args.scale}
+    if framing == "stream":  # the whole split as one stream, state carried (MODELS §7.1)
+        training = run["training"]
+        for split, path in (("val", args.val), ("test", args.test)):
+            ids = text.stream_ids(text.read_token_file(path), index, path)
+            result = evaluate_stream(
+                model, ids, training.get("eval_batch_size", 10), training["bptt"], device
+            )
+            metrics[split] = result.as_dict(metric)
+            print(f"{split}: {metrics[split]}", flush=True)
+        Path(args.out_metrics).write_text(json.dumps(metrics, indent=2) + "\n")
+        return
     test = encode(text.read_token_file(args.test), index, args.test)
     if args.out_metrics:
         val = encode(text.read_token_file(args.val), index, args.val)

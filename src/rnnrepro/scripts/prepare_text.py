@@ -38,6 +38,14 @@ def _ptb(args: argparse.Namespace) -> None:
     print(f"{args.out_dir}: PTB {args.level}{cutoff}: {_summary(splits, vocab)}")
 
 
+def _stream(args: argparse.Namespace) -> None:
+    splits, vocab = text.prepare_stream(
+        args.train, args.valid, args.test, train_lines=args.train_lines, eval_lines=args.eval_lines
+    )
+    text.write_dataset(args.out_dir, splits, vocab)
+    print(f"{args.out_dir}: token stream: {_summary(splits, vocab)}")
+
+
 def _lines(args: argparse.Namespace) -> None:
     lines, dropped = text.ptb_lines(args.train, args.valid, args.test)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -86,6 +94,13 @@ def main(argv: list[str] | None = None) -> None:
     _slicing(ptb)
     ptb.add_argument("--cutoff", type=int, help="truncate training sequences to C tokens")
     ptb.set_defaults(run=_ptb)
+
+    stream = sub.add_parser("stream", help="WikiText: every line (empty ones too), then <eos>")
+    for split in ("train", "valid", "test"):
+        stream.add_argument(f"--{split}", required=True, help=f"raw {split} file")
+    stream.add_argument("--out-dir", required=True)
+    _slicing(stream)
+    stream.set_defaults(run=_stream)
 
     lines = sub.add_parser("lines", help="seed 003: normalised word-PTB lines (all splits)")
     for split in ("train", "valid", "test"):

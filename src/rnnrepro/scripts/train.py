@@ -83,9 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         result, best_state = train(
             model,
             settings,
-            task.batches,
-            task.batch_loss,
-            task.evaluate,
+            task,
             args.checkpoint,
             task.digest(args.code),
             log=lambda line: print(line, flush=True),

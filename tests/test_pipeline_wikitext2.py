@@ -1,0 +1,80 @@
+"""Seed 000's WikiText-2 track through Snakemake at smoke scale, on a fixture corpus."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from pipeline_utils import base_config, run_snakemake, write_fixture_corpora
+
+pytestmark = pytest.mark.slow
+MODELS = ("lstm", "attention_lstm", "attention_lstm_5")
+
+
+def wikitext2_config(mirror: str, sources: str) -> dict:
+    config = base_config()
+    config.update(scale="smoke", data_mirror=mirror, data_sources=sources)
+    config["experiments"] = {"seed000": config["experiments"]["seed000"]}
+    config["experiments"]["seed000"]["datasets"] = ["wikitext2"]
+    del config["experiments"]["seed000"]["models"]["assignment_lstm"]
+    for model in config["experiments"]["seed000"]["models"].values():
+        model.get("dataset_hparams", {}).pop("dyck", None)
+        model.pop("datasets", None)
+    return config
+
+
+@pytest.fixture(scope="module")
+def wt2_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("wt2")
+    overrides = write_fixture_corpora(root / "mirror")
+    (root / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    config = wikitext2_config(str(root / "mirror"), str(root / "sources.yaml"))
+    work = root / "work"
+    work.mkdir()
+    run_snakemake(work, config, "wikitext2")
+    return work, config
+
+
+def test_table2_holds_every_model_with_paper_numbers(wt2_run):
+    work, _ = wt2_run
+    table = pd.read_csv(work / "results/tables/seed000_table2.csv")
+    assert set(table["model"]) == set(MODELS)
+    ppl = table[table["metric"].isin(["val_ppl", "test_ppl"])]
+    assert (ppl["n_seeds"] == 1).all() and ppl["paper"].notna().all()
+    assert ppl["verdict"].str.startswith("smoke-scale ").all()
+    header = (work / "results/tables/seed000_table2.md").read_text().split("Columns:")[0]
+    assert "Scale smoke: reduced" in header
+
+
+def test_stream_metrics_and_history(wt2_run):
+    work, _ = wt2_run
+    run = work / "results/runs/seed000/wikitext2/attention_lstm_5/seed1"
+    metrics = json.loads((run / "metrics.json").read_text())
+    vocab = (work / "results/data/wikitext2/vocab.txt").read_text().split("\n")[:-1]
+    assert 1 < metrics["test"]["ppl"] < 2 * len(vocab)  # finite, near uniform after 2 epochs
+    assert metrics["run"]["text"]["framing"] == "stream" and metrics["scale"] == "smoke"
+    # 10 evaluation columns, the remainder of the stream unscored
+    val_lines = (work / "results/data/wikitext2/val.txt").read_text().splitlines()
+    tokens = sum(len(line.split()) + 1 for line in val_lines)
+    assert metrics["val"]["tokens"] == (tokens // 10 - 1) * 10
+    history = pd.read_csv(run / "history.csv")
+    assert len(history) == 2 and history["val_ppl"].notna().all()
+
+
+def test_attention_analyses(wt2_run):
+    work, _ = wt2_run
+    pabs = pd.read_csv(work / "results/runs/seed000/wikitext2/attention_lstm_5/seed1/pabs.csv")
+    assert pabs["pair"].nunique() == 10  # every pair of 5 cells
+    assert pabs["angle_deg"].between(0, 90).all()
+    heat = pd.read_csv(work / "results/runs/seed000/wikitext2/attention_lstm_5/seed1/heatmap.csv")
+    assert heat["cell"].nunique() == 5 and "<start>" not in set(heat["token"])
+    for name in ("fig5_pabs_wikitext2", "fig6_heatmap_wikitext2"):
+        assert (work / f"results/figures/seed000_{name}.png").stat().st_size > 5000
+
+
+def test_rerun_does_nothing(wt2_run):
+    work, config = wt2_run
+    proc = run_snakemake(work, config, "wikitext2", "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr

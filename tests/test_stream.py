@@ -1,0 +1,146 @@
+"""Stream language modelling (WikiText-2 style): carried state, evaluation, exact resume."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import torch
+
+from rnnrepro.data import text
+from rnnrepro.data.batching import stream_batches
+from rnnrepro.evaluation.text import evaluate_stream
+from rnnrepro.models import build_model
+from rnnrepro.tasks import StreamTask
+
+WORDS = [f"w{i}" for i in range(30)]
+RUN = {
+    "architecture": "attention_lstm",
+    "hparams": {
+        "embedding_dim": 8,
+        "hidden_size": 12,
+        "cells": 2,
+        "temperature_decay": 0.9,
+        "dropouti": 0.3,
+        "dropout": 0.3,
+    },
+    "training": {
+        "lr": 3e-3,
+        "batch_size": 4,
+        "bptt": 10,
+        "eval_batch_size": 3,
+        "max_epochs": 4,
+        "early_stopping_patience": 4,
+        "lr_decay": 0.5,
+        "lr_patience": 1,
+    },
+    "text": {"framing": "stream", "metric": "ppl"},
+}
+
+
+def write_corpus(path, lines: int = 120, seed: int = 0):
+    rng = random.Random(seed)
+    splits = {}
+    for split, n in (("train", lines), ("val", lines // 4), ("test", lines // 4)):
+        rows = [
+            [] if rng.random() < 0.2 else rng.choices(WORDS, k=rng.randint(3, 15)) for _ in range(n)
+        ]
+        splits[split] = rows
+    splits["train"][0] = list(WORDS)  # every word in the training vocabulary
+    text.write_dataset(path, splits, text.build_vocab(splits["train"]))
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("stream")
+    write_corpus(path)
+    return path
+
+
+def test_stream_has_every_line_and_eos(corpus):
+    vocab = text.read_vocab(corpus / "vocab.txt")
+    lines = text.read_token_file(corpus / "train.txt")
+    ids = text.stream_ids(lines, {t: i for i, t in enumerate(vocab)}, "train")
+    assert len(ids) == sum(len(line) + 1 for line in lines)  # empty lines give one <eos>
+    assert ids.count(vocab.index("<eos>")) == len(lines)
+
+
+def test_task_carries_the_state_across_windows_and_resets_it_per_epoch(corpus):
+    task = StreamTask(
+        RUN,
+        1,
+        torch.device("cpu"),
+        *(str(corpus / f) for f in ("train.txt", "val.txt", "vocab.txt")),
+    )
+    torch.manual_seed(0)
+    model = build_model("attention_lstm", task.vocab, **RUN["hparams"])
+    batches = iter(task.batches(0))
+    task.start_epoch(0)
+    task.batch_loss(model, next(batches))
+    first = task.state_dict()["state"]
+    assert first is not None and not first[0].requires_grad  # detached
+    loss, n = task.batch_loss(model, next(batches))
+    assert n == 4 * 10 and loss.requires_grad
+    task.start_epoch(1)
+    assert task.state_dict()["state"] is None
+
+
+def test_stream_evaluation_equals_one_long_forward(corpus):
+    """Carrying the state across windows = running each column in one go."""
+    vocab = text.read_vocab(corpus / "vocab.txt")
+    ids = text.stream_ids(
+        text.read_token_file(corpus / "val.txt"), {t: i for i, t in enumerate(vocab)}, "val"
+    )
+    torch.manual_seed(0)
+    model = build_model("lstm", vocab, embedding_dim=8, hidden_size=12).eval()
+    windowed = evaluate_stream(model, ids, batch_size=3, bptt=7)
+    ((inputs, targets),) = stream_batches(ids, 3, 10_000)
+    with torch.no_grad():
+        logits, _ = model(inputs)
+    whole = torch.nn.functional.cross_entropy(logits.reshape(-1, len(vocab)), targets.reshape(-1))
+    assert windowed.tokens == targets.numel()
+    assert windowed.loss == pytest.approx(whole.item(), rel=1e-5)
+
+
+def train_cmd(path, name):
+    return [
+        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(RUN), "--seed", "3",
+        "--device", "cpu", "--train", str(path / "train.txt"), "--val", str(path / "val.txt"),
+        "--vocab", str(path / "vocab.txt"), "--checkpoint", str(path / f"{name}.ckpt"),
+        "--out-model", str(path / name / "model.pt"),
+        "--out-history", str(path / name / "history.csv"),
+    ]  # fmt: skip
+
+
+def outputs(path, name):
+    history = pd.read_csv(path / name / "history.csv").drop(columns="seconds")
+    return history, torch.load(path / name / "model.pt", weights_only=True)["state_dict"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGUSR1])
+def test_stream_run_killed_mid_epoch_resumes_to_identical_numbers(corpus, signum):
+    if not (corpus / "whole" / "model.pt").exists():
+        subprocess.run(train_cmd(corpus, "whole"), check=True, capture_output=True)
+    name = f"killed_{signum}"
+    proc = subprocess.Popen(train_cmd(corpus, name), stdout=subprocess.PIPE, text=True)
+    checkpoint = corpus / f"{name}.ckpt"
+    deadline = time.time() + 60
+    while not checkpoint.exists() and time.time() < deadline:
+        time.sleep(0.005)
+    proc.send_signal(signum)
+    assert proc.wait() == 128 + signum
+    state = torch.load(checkpoint, weights_only=True)
+    assert state["partial"] and state["partial"]["batches"] >= 1  # stopped inside an epoch
+    assert state["task"]["state"] is not None  # with the carried recurrent state
+    subprocess.run(train_cmd(corpus, name), check=True, capture_output=True)
+    whole_history, whole_state = outputs(corpus, "whole")
+    history, resumed = outputs(corpus, name)
+    pd.testing.assert_frame_equal(whole_history, history)
+    assert all(torch.equal(whole_state[k], resumed[k]) for k in whole_state)
+    assert history["val_ppl"].notna().all()
