@@ -101,7 +101,7 @@ def write_fixture_corpora(directory: Path, lines: int = 90, eval_lines: int = 24
         # WikiText layout: a heading, blank lines, paragraphs of several sentences
         paragraphs = [sents[i : i + 3] for i in range(0, len(sents), 3)]
         wiki = " \n = Fixture = \n \n" + "".join(
-            f" {' '.join(w for s in p for w in s)} \n \n" for p in paragraphs
+            f" {' '.join(w for s in p for w in [*s, '.'])} \n \n" for p in paragraphs
         )
         for corpus, folder, content in (
             ("ptb", "ptb", word),
@@ -115,4 +115,24 @@ def write_fixture_corpora(directory: Path, lines: int = 90, eval_lines: int = 24
                 "sha256": hashlib.sha256(content.encode()).hexdigest(),
                 "mirror_path": f"{folder}/{split}.txt",
             }
+    pairs = [
+        "template\tcondition\tgrammatical\tungrammatical\tungrammatical_2",
+        "simple_agrmt\tsing\tthe company said\tthe company say\t",
+        "simple_agrmt\tplur\tinvestors said\tinvestors says\t",
+        "subj_rel\tsing\tthe company that sold stock rose\tthe company that sold stock rise\t",
+        "simple_npi_anim\tpast\tno company has ever rose\tthe company has ever rose"
+        "\tmost company has ever rose",
+        "npi_across_anim\tpast\tno investors that the company said have ever sold"
+        "\tthe investors that no company said have ever sold"
+        "\tmost investors that the company said have ever sold",
+    ]
+    content = "\n".join(pairs) + "\n"
+    (directory / "syneval").mkdir(parents=True, exist_ok=True)
+    (directory / "syneval" / "emnlp2018_pairs.tsv").write_text(content)
+    sources["syneval"] = {
+        "emnlp2018_pairs.tsv": {
+            "sha256": hashlib.sha256(content.encode()).hexdigest(),
+            "mirror_path": "syneval/emnlp2018_pairs.tsv",
+        }
+    }
     return sources

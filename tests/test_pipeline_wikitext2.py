@@ -74,6 +74,25 @@ def test_attention_analyses(wt2_run):
         assert (work / f"results/figures/seed000_{name}.png").stat().st_size > 5000
 
 
+def test_syntactic_evaluation_table(wt2_run):
+    work, _ = wt2_run
+    result = pd.read_csv(work / "results/runs/seed000/wikitext2/lstm/seed1/syneval.csv")
+    assert set(result["category"]) == {
+        "simple_agrmt", "subj_rel", "simple_npi G>I", "simple_npi I>U", "simple_npi G>U",
+        "npi_across G>I", "npi_across I>U", "npi_across G>U",
+    }  # fmt: skip
+    assert (result[["experiment", "model", "seed"]].iloc[0] == ["seed000", "lstm", 1]).all()
+    agreement = result.set_index("category").loc["simple_agrmt"]
+    assert agreement["pairs"] == 2 and agreement["unk_pairs"] == 2  # "say", "says" not in train
+    assert result["accuracy"].between(0, 1).all()
+    table = pd.read_csv(work / "results/tables/seed000_table3.csv")
+    assert len(table) == 19 and list(table.columns[:2]) == ["category", "pairs"]
+    assert set(table.columns[2:]) == {c for m in MODELS for c in (m, f"{m} <unk> pairs")}
+    md = (work / "results/tables/seed000_table3.md").read_text()
+    assert "Cross Clause NPI, intrusive vs. ungrammatical / Attention" in md
+    assert "smoke-scale" in md and "Scale smoke: reduced" in md
+
+
 def test_rerun_does_nothing(wt2_run):
     work, config = wt2_run
     proc = run_snakemake(work, config, "wikitext2", "-n")

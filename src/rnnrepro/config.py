@@ -78,6 +78,7 @@ def text_settings(config: dict) -> dict:
         "eval_lines": text.get("eval_lines"),
         "folds": text.get("folds", list(range(1, config["text"]["folds"] + 1))),
         "width": text.get("width", 1.0),
+        "syneval_pairs": text.get("syneval_pairs"),
     }
 
 
@@ -317,5 +318,9 @@ def scale_notes(config: dict, track: str = "text") -> list[str]:
             notes.append(f"folds {text['folds']} of {config['text']['folds']};")
         if text["width"] != 1.0:
             notes.append(f"hidden sizes x{text['width']:g} (fewer parameters than the paper);")
+        if text["syneval_pairs"]:
+            notes.append(
+                f"syntactic evaluation on the first {text['syneval_pairs']} pairs of each template;"
+            )
     notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
     return notes

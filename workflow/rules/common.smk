@@ -145,6 +145,18 @@ def script_code(script):
     return code_digest(f"scripts/{script}.py")
 
 
+def run_identity(wildcards):
+    """The run's identity as JSON, recorded in its model file and every result read from it."""
+    return json.dumps(
+        {
+            "experiment": wildcards.experiment,
+            "dataset": wildcards.dataset,
+            "model": wildcards.model,
+            "seed": int(wildcards.seed),
+        }
+    )
+
+
 def run_params(wildcards):
     """The run's resolved settings as JSON (a change reruns exactly the affected runs)."""
     settings = cfg.run_config(
@@ -161,6 +173,7 @@ def scale_note_options(track):
 DYCK_DATASETS = " ".join(cfg.dataset_names(config, "dyck"))
 SEED000_DYCK = family_runs("seed000", ["dyck"])
 SEED000_WIKITEXT2 = family_runs("seed000", ["wikitext2"])
+SYNEVAL_RUNS = SEED000_WIKITEXT2  # seed 000 Table 3: every WikiText-2 language model
 ATTENTION_MODELS = [
     name
     for name, entry in config["experiments"]
@@ -223,9 +236,10 @@ def dyck_targets():
 
 
 def wikitext2_targets():
-    """Seed 000's WikiText-2 track: Table 2, Figs. 5 and 6 (bottom)."""
+    """Seed 000's WikiText-2 track: Tables 2 and 3, Figs. 5 and 6 (bottom)."""
     return [
         "results/tables/seed000_table2.md",
+        "results/tables/seed000_table3.md",
         "results/figures/seed000_fig5_pabs_wikitext2.png",
         "results/figures/seed000_fig6_heatmap_wikitext2.png",
     ]

@@ -51,6 +51,34 @@ rule evaluate_text:
         " --out-metrics {output.metrics} > {log} 2>&1"
 
 
+# Seed 000 Table 3: Marvin & Linzen's sentence pairs scored by a WikiText-2 model.
+rule evaluate_syneval:
+    input:
+        model=f"{RUNS}/model.pt",
+        pairs="results/downloads/syneval/emnlp2018_pairs.tsv",
+    output:
+        f"{RUNS}/syneval.csv",
+    log:
+        "results/logs/syneval/{experiment}/{dataset}/{model}/seed{seed}.log",
+    wildcard_constraints:
+        dataset="wikitext2",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        max_pairs=lambda w: (
+            f"--max-pairs {cfg.text_settings(config)['syneval_pairs']}"
+            if cfg.text_settings(config)["syneval_pairs"]
+            else ""
+        ),
+        scale=config["scale"],
+        device=config["device"],
+        code=run_code("evaluate_syneval"),
+    shell:
+        "python -m rnnrepro.scripts.evaluate_syneval --model {input.model} --pairs {input.pairs}"
+        " {params.max_pairs} --scale {params.scale} --device {params.device} --out {output}"
+        " > {log} 2>&1"
+
+
 # Seed 003 Figs. 2-3: test loss by character position in a word, and prediction examples.
 rule analyse_positions:
     input:

@@ -108,6 +108,34 @@ for figure, (kind, run_file, figure_runs, track) in FIGURE_INPUTS.items():
             " {params.notes} > {log} 2>&1"
 
 
+# Seed 000 Table 3: syntactic evaluation of the WikiText-2 language models.
+rule table_seed000_table3:
+    input:
+        run_files("syneval.csv", SYNEVAL_RUNS),
+    output:
+        csv="results/tables/seed000_table3.csv",
+        md=report(
+            "results/tables/seed000_table3.md",
+            caption="../report/table_seed000_table3.rst",
+            category="Seed 000",
+        ),
+    log:
+        "results/logs/tables/seed000_table3.log",
+    localrule: True
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        models=" ".join(dict.fromkeys(r.model for r in SYNEVAL_RUNS)),
+        tolerance=config["reporting"]["accuracy_tolerance"],
+        scale=config["scale"],
+        notes=scale_note_options("text"),
+        code=script_code("make_syneval_table"),
+    shell:
+        "python -m rnnrepro.scripts.make_syneval_table --results {input} --models {params.models}"
+        " --tolerance {params.tolerance} --scale {params.scale} {params.notes}"
+        " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+
+
 # Seed 001 (PTB) and seed 003 tables: one rule per table, the paper's numbers next to the runs.
 # name -> (paper, table labels, dataset filter, runs, title)
 TEXT_TABLES = {

@@ -17,6 +17,7 @@ rule train:
         mem_mb=train_mem_mb,
     params:
         run=run_params,
+        identity=run_identity,
         code=run_code("train"),
         device=config["device"],
         checkpoint=checkpoint_path,
@@ -26,7 +27,7 @@ rule train:
     shell:
         # exec: SLURM's SIGTERM reaches the training process itself, which checkpoints and exits.
         "exec python -m rnnrepro.scripts.train --run {params.run:q} --seed {wildcards.seed}"
-        " --name {wildcards.experiment}/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}"
+        " --identity {params.identity:q}"
         " --threads {threads} --train {input.train} --val {input.val} {params.vocab}"
         " --device {params.device}"
         " --checkpoint {params.checkpoint} --code {params.code}"

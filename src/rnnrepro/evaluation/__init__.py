@@ -1,21 +1,27 @@
-"""Evaluation of trained models: Dyck (``dyck``) and text (``text``)."""
+"""Evaluation of trained models: Dyck (``dyck``), text (``text``) and syntax (``syneval``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+IDENTITY = ("experiment", "dataset", "model", "seed")
+
+
+def run_identity(model_path: str | Path, record: dict) -> dict:
+    """experiment, dataset, model and seed of a run, as its training job recorded them."""
+    identity = record.get("identity") or {}
+    if set(identity) != set(IDENTITY):
+        raise ValueError(
+            f"{model_path}: the model file records no run identity (written by an older "
+            "version?); rerun its training"
+        )
+    return {key: identity[key] for key in IDENTITY}
+
 
 def run_summary(model_path: str | Path, record: dict) -> dict:
-    """The identity and training facts of a run, from its model file (``save_model`` record).
-
-    The model lives at ``results/runs/{experiment}/{dataset}/{model}/seed{seed}/model.pt``.
-    """
-    parts = Path(model_path).parts
+    """The identity and training facts of a run, from its model file (``save_model`` record)."""
     return {
-        "experiment": parts[-5],
-        "dataset": parts[-4],
-        "model": parts[-3],
-        "seed": record["seed"],
+        **run_identity(model_path, record),
         "architecture": record["name"],
         "params": record["params"],
         "epochs": record["epochs"],

@@ -148,7 +148,7 @@ def _format(mean: float, std: float, n: int, decimals: int) -> str:
     return f"{mean:.{decimals}f} ± {spread}"
 
 
-def _scaled(verdict: str, scales: set[str]) -> str:
+def scaled_verdict(verdict: str, scales: set[str]) -> str:
     """Mark a verdict obtained at reduced scale(s), e.g. ``smoke-scale match``."""
     reduced = sorted(scales - {PAPER_SCALE})
     if not reduced or verdict in ("below floor", "info"):  # a bug sign at any scale; no claim
@@ -198,7 +198,7 @@ def build_table(
         if n and values.min() < floor:
             verdict = "below floor"
         run_scales = set(matched["scale"]) - {""} if "scale" in matched else set()
-        verdict = _scaled(verdict, run_scales or {scale})
+        verdict = scaled_verdict(verdict, run_scales or {scale})
         recurrent = matched["params"].dropna().to_numpy(float)
         out.append(
             {

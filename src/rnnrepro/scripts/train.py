@@ -31,9 +31,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--run", required=True, help="run settings as JSON")
     parser.add_argument(
-        "--name",
-        default="run",
-        help="the run's identity for messages: experiment/dataset/model/seed",
+        "--identity",
+        default="{}",
+        help="the run's identity as JSON: experiment, dataset, model, seed (kept in model.pt)",
     )
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--train", required=True, help="training sequences")
@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{interrupt}; rerun to resume from {args.checkpoint}", flush=True)
         return 128 + interrupt.signum
     except NonFiniteLoss as error:
-        print(f"train: error: {args.name}: non-finite {error}; the run is stopped", flush=True)
+        name = "/".join(str(v) for v in json.loads(args.identity).values()) or "run"
+        print(f"train: error: {name}: non-finite {error}; the run is stopped", flush=True)
         return 1
     model.load_state_dict(best_state)
     Path(args.out_model).parent.mkdir(parents=True, exist_ok=True)
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         task.vocab,
         run["hparams"],
         run=run,
+        identity=json.loads(args.identity),
         seed=args.seed,
         epochs=len(result.history),
         best_epoch=result.best_epoch,

@@ -1,0 +1,53 @@
+"""Seed 000 Table 3: the syntactic evaluation of the WikiText-2 models, against the paper.
+
+Example:
+    python -m rnnrepro.scripts.make_syneval_table \\
+        --results results/runs/seed000/wikitext2/*/seed*/syneval.csv \\
+        --models lstm attention_lstm attention_lstm_5 --out-csv t3.csv --out-md t3.md
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rnnrepro.reporting import syneval
+from rnnrepro.reporting.reference import load_reference
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", nargs="*", default=[], help="syneval.csv files of the runs")
+    parser.add_argument("--models", nargs="+", required=True, help="column order")
+    parser.add_argument("--tolerance", type=float, default=0.05, help="absolute, on accuracy")
+    parser.add_argument("--scale", default="paper")
+    parser.add_argument("--note", action="append", default=[], help="line under the title")
+    parser.add_argument("--out-csv", required=True)
+    parser.add_argument("--out-md", required=True)
+    args = parser.parse_args(argv)
+
+    results = syneval.read_results(args.results)
+    comparison = syneval.paper_comparison(
+        results, load_reference("seed000", "Table 3"), args.tolerance, args.scale
+    )
+    categories = syneval.side_by_side(results, args.models)
+    notes = [
+        f"Tolerance for a match: accuracy {args.tolerance:g} (absolute).",
+        "Accuracy: share of pairs whose grammatical sentence has the higher log-probability "
+        "(words and a final '.', after <eos>); NPI triples compared three ways (G>I, I>U, G>U). "
+        "Baseline = lstm; the paper's attention column is taken as the 5-cell model [A].",
+        f"Runs read: {len(args.results)}; methods: docs/methods.md; the paper's numbers: "
+        "paper_numbers.csv.",
+    ]
+    syneval.write(
+        comparison,
+        categories,
+        args.out_csv,
+        args.out_md,
+        "seed000 Table 3 (syntactic evaluation, WikiText-2 models): paper vs reproduction",
+        args.note,
+        notes,
+    )
+
+
+if __name__ == "__main__":
+    main()
