@@ -3,14 +3,19 @@
 For each (experiment, dataset family, model) of the config's text experiments at ``scale:
 paper``, the script builds the run exactly as the pipeline does (``rnnrepro.tasks``: the real
 batches of the prepared dataset), times ``--batches`` training steps (forward, backward, clip,
-Adam step) after one warm-up step, times the validation pass on ``--val-lines`` sentences, and
-extrapolates both to the full epoch. One thread (one core per job, as the local profile runs).
+Adam step) after one warm-up step, times the validation pass on ``--val-lines`` sentences (a
+stream: ``--val-tokens`` tokens), and extrapolates both to the full epoch. One thread (one
+core per job, as the local profile runs).
 The prepared data come from the pipeline (paper scale), e.g.
 
-    snakemake --config data_mirror=../shared/data results/data/ptb_char/vocab.txt \\
+    snakemake --config data_mirror=/path/to/mirror results/data/ptb_char/vocab.txt \\
         results/data/ptb_word/vocab.txt results/data/ptb_char_cut50/vocab.txt \\
-        results/data/ptb_lines_unigram_fold1/vocab.txt results/data/ptb_lines_bigram_fold1/vocab.txt
+        results/data/ptb_lines_unigram_fold1/vocab.txt \\
+        results/data/ptb_lines_bigram_fold1/vocab.txt results/data/wikitext2/vocab.txt
     python benchmarks/epoch_times.py --out benchmarks/results/epoch_times.csv
+
+Rows of models not measured in this call are kept from the existing CSV (``--models`` re-measures
+only those).
 
 ``rnnrepro.scripts.estimate_cost`` reads the CSV for the text runs.
 """
@@ -27,9 +32,8 @@ import torch
 import yaml
 
 from rnnrepro import config as cfg
-from rnnrepro.evaluation.text import evaluate_text
 from rnnrepro.models import build_model
-from rnnrepro.tasks import TextTask
+from rnnrepro.tasks import StreamTask, make_task
 from rnnrepro.training import seed_everything
 
 # the dataset timed for each family (folds and cutoffs of a family cost about the same)
@@ -39,6 +43,7 @@ FAMILY_DATASET = {
     "ptb_char_cut": "ptb_char_cut50",
     "ptb_lines_unigram": "ptb_lines_unigram_fold1",
     "ptb_lines_bigram": "ptb_lines_bigram_fold1",
+    "wikitext2": "wikitext2",
 }
 COLUMNS = [
     "experiment",
@@ -57,13 +62,14 @@ COLUMNS = [
 def measure(config: dict, experiment: str, dataset: str, model_name: str, args) -> dict:
     run = cfg.run_config(config, experiment, dataset, model_name)
     data = Path(args.data) / dataset
-    task = TextTask(
+    task = make_task(
         run, 1, torch.device("cpu"), data / "train.txt", data / "val.txt", data / "vocab.txt"
     )
     seed_everything(1)
     model = build_model(run["architecture"], task.vocab, **run["hparams"])
     optimizer = torch.optim.Adam(model.parameters(), lr=run["training"]["lr"])
     clip = run["training"].get("grad_clip")
+    task.start_epoch(0)
     batches = list(task.batches(0))
     model.train()
     times = []
@@ -82,12 +88,13 @@ def measure(config: dict, experiment: str, dataset: str, model_name: str, args) 
     tokens = sum(b[0].numel() for b in sampled)
     all_tokens = sum(b[0].numel() for b in batches)
     train_seconds = sum(times) / tokens * all_tokens
-    val = task.val[: args.val_lines]
+    full = len(task.val)
+    task.val = task.val[: args.val_tokens if isinstance(task, StreamTask) else args.val_lines]
     started = time.perf_counter()
     model.eval()
     with torch.no_grad():
-        evaluate_text(model, val, task.framing, task.char_lengths, task.eos_id)
-    val_seconds = (time.perf_counter() - started) * len(task.val) / len(val)
+        task.evaluate(model)
+    val_seconds = (time.perf_counter() - started) * full / len(task.val)
     return {
         "experiment": experiment,
         "dataset": dataset,
@@ -108,14 +115,22 @@ def main() -> None:
     parser.add_argument("--data", default="results/data", help="prepared datasets (paper scale)")
     parser.add_argument("--batches", type=int, default=4, help="timed training steps per model")
     parser.add_argument("--val-lines", type=int, default=300)
+    parser.add_argument("--val-tokens", type=int, default=20000, help="of a stream")
     parser.add_argument("--models", nargs="*", help="only these model names")
+    parser.add_argument("--experiments", nargs="*", help="only these experiments")
     parser.add_argument("--out", default="benchmarks/results/epoch_times.csv")
     args = parser.parse_args()
     torch.set_num_threads(1)
     config = yaml.safe_load(Path(args.config).read_text())
     config["scale"] = "paper"
-    rows = []
+    measured = []
+    kept = []
+    if Path(args.out).exists():
+        with open(args.out, newline="") as f:
+            kept = list(csv.DictReader(f))
     for experiment, entry in config["experiments"].items():
+        if args.experiments and experiment not in args.experiments:
+            continue
         for model_name, model in entry["models"].items():
             if args.models and model_name not in args.models:
                 continue
@@ -124,11 +139,13 @@ def main() -> None:
                     continue
                 row = measure(config, experiment, FAMILY_DATASET[family], model_name, args)
                 print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-                rows.append(row)
+                measured.append(row)
+                key = (experiment, row["dataset"], model_name)
+                kept = [r for r in kept if (r["experiment"], r["dataset"], r["model"]) != key]
                 with open(args.out, "w", newline="") as f:
                     writer = csv.DictWriter(f, fieldnames=COLUMNS)
                     writer.writeheader()
-                    writer.writerows(rows)
+                    writer.writerows(kept + measured)
 
 
 if __name__ == "__main__":

@@ -79,9 +79,10 @@ def test_run_config_resolves_per_m_and_scale_cap():
 def test_runs_cover_every_experiment_model_dataset_and_seed():
     config = base_config()
     runs = cfg.runs(config)
-    # seed000: 3 models x 3 Dyck m x 3 seeds; seed001: 9 Dyck models x 3 m x 3 seeds, 10 char,
-    # 6 word and 4 x 3 cutoff models x 3 seeds; seed003: (10 + 2 x 8) models x 5 folds x 1 seed
-    expected = {"seed000": 27, "seed001": 81 + 30 + 18 + 36, "seed003": 130}
+    # seed000: 3 models x 3 Dyck m x 3 seeds + 3 WikiText-2 models x 3 seeds; seed001: 9 Dyck
+    # models x 3 m x 3 seeds, 10 char, 6 word and 4 x 3 cutoff models x 3 seeds; seed003:
+    # (10 + 2 x 8) models x 5 folds x 1 seed
+    expected = {"seed000": 27 + 9, "seed001": 81 + 30 + 18 + 36, "seed003": 130}
     for experiment, count in expected.items():
         assert len(cfg.runs(config, experiment)) == count, experiment
     assert len(runs) == sum(expected.values())

@@ -104,7 +104,9 @@ def test_second_run_executes_nothing(smoke_run):
 
 def test_changing_one_model_reruns_only_its_jobs(smoke_run):
     config = smoke_config()
-    config["experiments"]["seed000"]["models"]["lstm"]["hparams"]["embedding_dim"] = 31
+    config["experiments"]["seed000"]["models"]["lstm"]["dataset_hparams"]["dyck"][
+        "embedding_dim"
+    ] = 31
     proc = run_snakemake(smoke_run, config, "dyck", "-n", "--quiet", "rules")
     out = proc.stdout + proc.stderr
     stats = dict(

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     principal_angles(model.recurrent_weight_matrices()).to_csv(args.out_angles, index=False)
 
     model.set_epoch(final_training_epoch(record))  # τ the saved weights were trained at
-    if record["run"].get("text", {}).get("framing") == "stream":  # a passage of the stream
+    if record.get("run", {}).get("text", {}).get("framing") == "stream":  # a passage of the stream
         sequence = stream_passage(read_token_file(args.test), args.max_length)
         heat = attention_heatmap(model, record["vocab"], sequence, start=None)
     else:  # a Dyck sequence after <start>
