@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 from pipeline_utils import base_config, run_snakemake
@@ -168,3 +169,47 @@ def test_unknown_dataset_family_of_a_model_names_the_key(tmp_path):
     proc = run_snakemake(tmp_path, config, "-n", check=False)
     assert proc.returncode != 0
     assert "experiments.seed003.models.so_tanh.datasets" in proc.stdout + proc.stderr
+
+
+def test_dataset_training_picks_the_procedure_per_family():
+    config = base_config()
+    wt2 = cfg.run_config(config, "seed000", "wikitext2", "lstm")
+    dyck = cfg.run_config(config, "seed000", "dyck_m4", "lstm")
+    assert wt2["training"]["bptt"] == 70 and wt2["training"]["batch_size"] == 64
+    assert "bptt" not in dyck["training"] and dyck["training"]["batch_size"] == 10
+    assert wt2["text"] == {"framing": "stream", "metric": "ppl"}
+
+
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (
+            lambda c: c["experiments"]["seed000"]["models"]["lstm"].update(
+                dataset_training={"wikitext2": "nonexistent"}
+            ),
+            "experiments.seed000.models.lstm.dataset_training.wikitext2",
+        ),
+        (
+            lambda c: c["experiments"]["seed000"].update(datasets=["dyck", "wikitext3"]),
+            "experiments.seed000.datasets",
+        ),
+        (
+            lambda c: c["experiments"]["seed000"]["models"]["lstm"].update(
+                architecture="transformer"
+            ),
+            "experiments.seed000.models.lstm",
+        ),
+    ],
+)
+def test_cross_reference_errors_name_the_key(mutate, key):
+    config = base_config()
+    mutate(config)
+    with pytest.raises(cfg.ConfigError, match=re.escape(f"config key '{key}")):
+        cfg.check(config)
+
+
+def test_families_and_architectures_have_one_source():
+    from rnnrepro.models import MODEL_NAMES
+
+    assert cfg.ARCHITECTURES == MODEL_NAMES
+    assert set(cfg.FAMILIES) == {"dyck", *cfg.TEXT_FAMILIES}
