@@ -108,3 +108,107 @@ def test_non_finite_training_loss_stops_at_once(tmp_path):
 def test_non_finite_validation_loss_stops_at_once(tmp_path):
     with pytest.raises(NonFiniteLoss, match=r"validation loss inf after epoch 2"):
         run(tmp_path, [3.0, math.inf, 1.0])
+
+
+@pytest.mark.parametrize(
+    "optimizer, expected",
+    [
+        ("sgd", 0.1),  # w - lr * grad, grad = -1
+        ("adam", 0.1),  # Adam's first step is lr * sign(grad)
+        ("rmsprop", 0.1 / (0.01**0.5 + 1e-8)),  # lr * g / sqrt((1 - alpha) g^2)
+    ],
+)
+def test_optimizer_choice(tmp_path, optimizer, expected):
+    _, _, model = run(tmp_path, [1.0], optimizer=optimizer)
+    assert model.w.item() == pytest.approx(expected, rel=1e-4)
+
+
+def test_weight_decay_enters_the_gradient(tmp_path):
+    _, _, model = run(tmp_path, [1.0, 1.0], optimizer="sgd", weight_decay=0.5)
+    # step 1: w = 0.1; step 2: grad = -1 + 0.5 * 0.1 = -0.95 -> w = 0.1 + 0.095
+    assert model.w.item() == pytest.approx(0.195)
+
+
+def test_unknown_optimizer_and_asgd_without_sgd_are_refused():
+    with pytest.raises(ValueError, match="unknown optimizer 'adagrad'"):
+        TrainingSettings(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
+                         optimizer="adagrad")  # fmt: skip
+    with pytest.raises(ValueError, match="needs optimizer: sgd"):
+        TrainingSettings(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
+                         asgd_nonmono=5)  # fmt: skip
+
+
+def test_nt_asgd_switches_and_validates_on_the_averaged_weights(tmp_path):
+    seen = []
+    losses = iter([3.0, 2.0, 1.0, 1.5, 1.6, 0.5, 2.0])
+
+    def evaluate(m):
+        seen.append(m.w.item())
+        return {"loss": next(losses)}
+
+    model = Counter()
+
+    def batch_loss(m, batch):
+        return -m.w, 1  # SGD: w grows by lr = 0.1 per step
+
+    result, best = train(
+        model,
+        TrainingSettings(
+            lr=0.1,
+            batch_size=1,
+            max_epochs=7,
+            early_stopping_patience=99,
+            optimizer="sgd",
+            asgd_nonmono=2,
+        ),  # fmt: skip
+        ScriptedTask(batch_loss, evaluate),
+        checkpoint=tmp_path / "ckpt.pt",
+        digest="asgd",
+        log=lambda line: None,
+    )
+    # no switch before the last epoch: 1.5 and 1.6 are better than the best loss more than two
+    # epochs back (3.0, then 2.0), 0.5 improves, and only 2.0 in the last epoch is worse
+    assert [row["averaged"] for row in result.history] == [False] * 7
+    assert seen == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+
+    seen.clear()
+    losses = iter([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    result, best = train(
+        Counter(),
+        TrainingSettings(
+            lr=0.1,
+            batch_size=1,
+            max_epochs=6,
+            early_stopping_patience=99,
+            optimizer="sgd",
+            asgd_nonmono=1,
+        ),  # fmt: skip
+        ScriptedTask(batch_loss, evaluate),
+        checkpoint=tmp_path / "ckpt2.pt",
+        digest="asgd2",
+        log=lambda line: None,
+    )
+    # epoch 3: 3.0 > min(1.0) with 2 earlier epochs -> average from epoch 4 on; the iterates
+    # after epochs 4, 5, 6 are 0.4, 0.5, 0.6 -> validation sees their running means
+    assert [row["averaged"] for row in result.history] == [False] * 3 + [True] * 3
+    assert seen == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.45, 0.5])
+    assert best["w"].item() == pytest.approx(0.1)  # the best epoch (1) before averaging
+
+    seen.clear()
+    losses = iter([1.0, 2.0, 3.0, 0.5])
+    _, best = train(
+        Counter(),
+        TrainingSettings(
+            lr=0.1,
+            batch_size=1,
+            max_epochs=4,
+            early_stopping_patience=99,
+            optimizer="sgd",
+            asgd_nonmono=1,
+        ),  # fmt: skip
+        ScriptedTask(batch_loss, evaluate),
+        checkpoint=tmp_path / "ckpt3.pt",
+        digest="asgd3",
+        log=lambda line: None,
+    )
+    assert best["w"].item() == pytest.approx(0.4)  # best epoch 4 keeps the averaged weights

@@ -1,5 +1,7 @@
-"""The one training loop: Adam, plateau LR decay, early stopping, best-model selection and
-per-epoch checkpoints that let a killed job resume with the same final numbers."""
+"""The one training loop: the procedure's optimiser (Adam, RMSprop or SGD, with weight decay),
+plateau LR decay, NT-ASGD weight averaging with validation on the averaged weights, early
+stopping, best-model selection and per-epoch checkpoints that let a killed job resume with the
+same final numbers."""
 
 from __future__ import annotations
 
@@ -44,6 +46,19 @@ class TrainingSettings:
     stop_loss: float | None = None  # stop once the validation loss is below this
     bptt: int | None = None  # stream datasets: steps per window
     eval_batch_size: int = 10  # stream datasets: columns of the validation stream
+    optimizer: str = "adam"  # "adam", "rmsprop" or "sgd"
+    weight_decay: float = 0.0  # L2 penalty of the optimiser
+    # NT-ASGD (AWD-LSTM): with SGD, average the weights from the epoch whose validation loss is
+    # worse than the best one more than ``asgd_nonmono`` epochs back; validate on the average
+    asgd_nonmono: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(
+                f"unknown optimizer {self.optimizer!r}; known: {', '.join(OPTIMIZERS)}"
+            )
+        if self.asgd_nonmono is not None and self.optimizer != "sgd":
+            raise ValueError("asgd_nonmono (NT-ASGD) needs optimizer: sgd")
 
     @classmethod
     def from_dict(cls, settings: dict) -> TrainingSettings:
@@ -52,6 +67,78 @@ class TrainingSettings:
         if unknown:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
         return cls(**settings)
+
+
+OPTIMIZERS = {
+    "adam": torch.optim.Adam,
+    "rmsprop": torch.optim.RMSprop,
+    "sgd": torch.optim.SGD,
+}
+
+
+def make_optimizer(settings: TrainingSettings, model: nn.Module) -> torch.optim.Optimizer:
+    """The procedure's optimiser over the model's trainable parameters."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    return OPTIMIZERS[settings.optimizer](
+        params, lr=settings.lr, weight_decay=settings.weight_decay
+    )
+
+
+class WeightAverage:
+    """Running mean of the trainable parameters over the optimiser steps since ``start`` (the
+    averaging of AWD-LSTM's ASGD with t0 = 0 and λ = 0: SGD steps, averaged iterates)."""
+
+    def __init__(self, model: nn.Module):
+        self.model = model
+        self.active, self.steps, self.mean = False, 0, {}
+
+    def _params(self) -> dict[str, torch.Tensor]:
+        return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
+
+    def start(self) -> None:
+        self.active, self.steps, self.mean = True, 0, {}
+
+    @torch.no_grad()
+    def update(self) -> None:
+        """After an optimiser step: fold the new iterate into the mean."""
+        if not self.active:
+            return
+        self.steps += 1
+        for name, p in self._params().items():
+            if name not in self.mean:
+                self.mean[name] = p.detach().clone()
+            else:
+                self.mean[name] += (p.detach() - self.mean[name]) / self.steps
+
+    @contextmanager
+    def applied(self):
+        """The model holds the averaged weights inside the block (no-op when not averaging)."""
+        if not self.active or not self.mean:
+            yield
+            return
+        params = self._params()
+        current = {n: p.detach().clone() for n, p in params.items()}
+        with torch.no_grad():
+            for n, p in params.items():
+                p.copy_(self.mean[n])
+        try:
+            yield
+        finally:
+            with torch.no_grad():
+                for n, p in params.items():
+                    p.copy_(current[n])
+
+    def state_dict(self) -> dict:
+        return {"active": self.active, "steps": self.steps, "mean": self.mean}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.active, self.steps, self.mean = state["active"], state["steps"], state["mean"]
+
+
+def should_start_averaging(val_losses: list[float], loss: float, nonmono: int) -> bool:
+    """NT-ASGD's switch (AWD-LSTM): more than ``nonmono`` earlier epochs and ``loss`` worse than
+    the best of them excluding the last ``nonmono``."""
+    return len(val_losses) > nonmono and loss > min(val_losses[:-nonmono])
 
 
 @dataclass
@@ -154,7 +241,8 @@ def train(
     everything that defines the run) matches, otherwise training starts afresh; a resumed run
     ends with the same numbers as an uninterrupted one.
     """
-    optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    optimizer = make_optimizer(settings, model)
+    average = WeightAverage(model)
     scheduler = (
         torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer, mode="min", factor=settings.lr_decay, patience=settings.lr_patience
@@ -173,6 +261,7 @@ def train(
         if state.get("digest") == digest:
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
+            average.load_state_dict(state["average"])
             if scheduler is not None:
                 scheduler.load_state_dict(state["scheduler"])
             _set_rng_state(state["rng"])
@@ -195,6 +284,7 @@ def train(
                 "partial": partial,
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
+                "average": average.state_dict(),
                 "scheduler": scheduler.state_dict() if scheduler is not None else None,
                 "rng": _rng_state(),
                 "task": task.state_dict(),
@@ -240,6 +330,7 @@ def train(
                     if settings.grad_clip:
                         nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
                     optimizer.step()
+                    average.update()
                     total += value
                     count += n
                 if received:
@@ -251,8 +342,10 @@ def train(
                     log(f"checkpoint written in epoch {epoch + 1} after batch {index + 1}")
                     raise TrainingInterrupted(received[0])
             model.eval()
-            with torch.no_grad():
+            with torch.no_grad(), average.applied():
                 val = task.evaluate(model)
+                if math.isfinite(val["loss"]) and val["loss"] < result.best_loss:
+                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
             if not math.isfinite(val["loss"]):
                 raise NonFiniteLoss(f"validation loss {val['loss']} after epoch {epoch + 1}")
             seconds = earlier + time.perf_counter() - started
@@ -267,6 +360,8 @@ def train(
                 "lr": optimizer.param_groups[0]["lr"],
                 "seconds": seconds,
             }
+            if settings.asgd_nonmono is not None:
+                row["averaged"] = average.active  # validated on the averaged weights
             result.history.append(row)
             result.seconds += seconds
             log(
@@ -275,11 +370,18 @@ def train(
                 )
             )
 
-            if val["loss"] < result.best_loss:
+            earlier_losses = [r["val_loss"] for r in result.history[:-1]]
+            if val["loss"] < result.best_loss:  # best_state was taken above (averaged if so)
                 result.best_loss, result.best_epoch, bad_epochs = val["loss"], epoch + 1, 0
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
             else:
                 bad_epochs += 1
+            if (
+                settings.asgd_nonmono is not None
+                and not average.active
+                and should_start_averaging(earlier_losses, val["loss"], settings.asgd_nonmono)
+            ):
+                average.start()
+                log(f"NT-ASGD: averaging the weights from epoch {epoch + 2} on")
             if scheduler is not None:
                 scheduler.step(val["loss"])
 

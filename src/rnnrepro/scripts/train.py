@@ -56,7 +56,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def write_history(rows: list[dict], path: str) -> None:
     tmp = Path(path).with_name(f".{Path(path).name}.tmp")
     with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=HISTORY_COLUMNS)
+        extra = [k for row in rows for k in row if k not in HISTORY_COLUMNS]
+        writer = csv.DictWriter(f, fieldnames=[*HISTORY_COLUMNS, *dict.fromkeys(extra)])
         writer.writeheader()
         writer.writerows(rows)
     os.replace(tmp, path)
