@@ -73,6 +73,23 @@ FIXTURE_WORDS = [
 ]
 
 
+def fixture_mirror(root: Path) -> tuple[Path, Path]:
+    """Fixture corpora under root/mirror and their registry overrides in root/sources.yaml."""
+    (root / "sources.yaml").write_text(yaml.safe_dump(write_fixture_corpora(root / "mirror")))
+    return root / "mirror", root / "sources.yaml"
+
+
+def signal_once_exists(proc, path: Path, signum: int, timeout: float = 60) -> int:
+    """Send ``signum`` to ``proc`` as soon as ``path`` exists; return its exit code."""
+    import time
+
+    deadline = time.time() + timeout
+    while not path.exists() and time.time() < deadline:
+        time.sleep(0.005)
+    proc.send_signal(signum)
+    return proc.wait()
+
+
 def write_fixture_corpora(directory: Path, lines: int = 90, eval_lines: int = 24) -> dict:
     """A small mirror laid out like shared/data (PTB word and char files in their formats).
 

@@ -12,7 +12,7 @@ import time
 import pandas as pd
 import pytest
 import yaml
-from pipeline_utils import base_config, run_snakemake, write_fixture_corpora
+from pipeline_utils import base_config, fixture_mirror, run_snakemake, write_fixture_corpora
 
 pytestmark = pytest.mark.slow
 
@@ -42,8 +42,7 @@ def text_config(mirror: str, sources: str) -> dict:
 @pytest.fixture(scope="module")
 def fixtures(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpora")
-    overrides = write_fixture_corpora(root / "mirror")
-    (root / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    fixture_mirror(root)
     return root
 
 

@@ -6,8 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-import yaml
-from pipeline_utils import base_config, run_snakemake, write_fixture_corpora
+from pipeline_utils import base_config, fixture_mirror, run_snakemake
 
 pytestmark = pytest.mark.slow
 MODELS = ("lstm", "attention_lstm", "attention_lstm_5")
@@ -28,9 +27,8 @@ def wikitext2_config(mirror: str, sources: str) -> dict:
 @pytest.fixture(scope="module")
 def wt2_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("wt2")
-    overrides = write_fixture_corpora(root / "mirror")
-    (root / "sources.yaml").write_text(yaml.safe_dump(overrides))
-    config = wikitext2_config(str(root / "mirror"), str(root / "sources.yaml"))
+    mirror, sources = fixture_mirror(root)
+    config = wikitext2_config(str(mirror), str(sources))
     work = root / "work"
     work.mkdir()
     run_snakemake(work, config, "wikitext2")

@@ -138,77 +138,37 @@ def test_unknown_optimizer_and_asgd_without_sgd_are_refused():
                          asgd_nonmono=5)  # fmt: skip
 
 
-def test_nt_asgd_switches_and_validates_on_the_averaged_weights(tmp_path):
-    seen = []
-    losses = iter([3.0, 2.0, 1.0, 1.5, 1.6, 0.5, 2.0])
+def asgd_run(tmp_path, losses, nonmono):
+    """SGD (w grows by lr = 0.1 per step) with NT-ASGD; returns (history, best state, the
+    weight each validation saw)."""
+    seen, scripted = [], iter(losses)
 
     def evaluate(m):
         seen.append(m.w.item())
-        return {"loss": next(losses)}
+        return {"loss": next(scripted)}
 
-    model = Counter()
-
-    def batch_loss(m, batch):
-        return -m.w, 1  # SGD: w grows by lr = 0.1 per step
-
+    settings = TrainingSettings(
+        lr=0.1, batch_size=1, max_epochs=len(losses), early_stopping_patience=99,
+        optimizer="sgd", asgd_nonmono=nonmono,
+    )  # fmt: skip
+    task = ScriptedTask(lambda m, batch: (-m.w, 1), evaluate)
     result, best = train(
-        model,
-        TrainingSettings(
-            lr=0.1,
-            batch_size=1,
-            max_epochs=7,
-            early_stopping_patience=99,
-            optimizer="sgd",
-            asgd_nonmono=2,
-        ),  # fmt: skip
-        ScriptedTask(batch_loss, evaluate),
-        checkpoint=tmp_path / "ckpt.pt",
-        digest="asgd",
-        log=lambda line: None,
+        Counter(), settings, task, tmp_path / f"{len(losses)}-{nonmono}.pt", "asgd", lambda _: None
     )
+    return result.history, best, seen
+
+
+def test_nt_asgd_switches_and_validates_on_the_averaged_weights(tmp_path):
     # no switch before the last epoch: 1.5 and 1.6 are better than the best loss more than two
     # epochs back (3.0, then 2.0), 0.5 improves, and only 2.0 in the last epoch is worse
-    assert [row["averaged"] for row in result.history] == [False] * 7
+    history, _, seen = asgd_run(tmp_path, [3.0, 2.0, 1.0, 1.5, 1.6, 0.5, 2.0], nonmono=2)
+    assert [row["averaged"] for row in history] == [False] * 7
     assert seen == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
-
-    seen.clear()
-    losses = iter([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    result, best = train(
-        Counter(),
-        TrainingSettings(
-            lr=0.1,
-            batch_size=1,
-            max_epochs=6,
-            early_stopping_patience=99,
-            optimizer="sgd",
-            asgd_nonmono=1,
-        ),  # fmt: skip
-        ScriptedTask(batch_loss, evaluate),
-        checkpoint=tmp_path / "ckpt2.pt",
-        digest="asgd2",
-        log=lambda line: None,
-    )
     # epoch 3: 3.0 > min(1.0) with 2 earlier epochs -> average from epoch 4 on; the iterates
     # after epochs 4, 5, 6 are 0.4, 0.5, 0.6 -> validation sees their running means
-    assert [row["averaged"] for row in result.history] == [False] * 3 + [True] * 3
+    history, best, seen = asgd_run(tmp_path, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], nonmono=1)
+    assert [row["averaged"] for row in history] == [False] * 3 + [True] * 3
     assert seen == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.45, 0.5])
     assert best["w"].item() == pytest.approx(0.1)  # the best epoch (1) before averaging
-
-    seen.clear()
-    losses = iter([1.0, 2.0, 3.0, 0.5])
-    _, best = train(
-        Counter(),
-        TrainingSettings(
-            lr=0.1,
-            batch_size=1,
-            max_epochs=4,
-            early_stopping_patience=99,
-            optimizer="sgd",
-            asgd_nonmono=1,
-        ),  # fmt: skip
-        ScriptedTask(batch_loss, evaluate),
-        checkpoint=tmp_path / "ckpt3.pt",
-        digest="asgd3",
-        log=lambda line: None,
-    )
+    _, best, _ = asgd_run(tmp_path, [1.0, 2.0, 3.0, 0.5], nonmono=1)
     assert best["w"].item() == pytest.approx(0.4)  # best epoch 4 keeps the averaged weights

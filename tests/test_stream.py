@@ -7,11 +7,11 @@ import random
 import signal
 import subprocess
 import sys
-import time
 
 import pandas as pd
 import pytest
 import torch
+from pipeline_utils import signal_once_exists
 
 from rnnrepro.data import text
 from rnnrepro.data.batching import stream_batches
@@ -130,11 +130,7 @@ def test_stream_run_killed_mid_epoch_resumes_to_identical_numbers(corpus, signum
     name = f"killed_{signum}"
     proc = subprocess.Popen(train_cmd(corpus, name), stdout=subprocess.PIPE, text=True)
     checkpoint = corpus / f"{name}.ckpt"
-    deadline = time.time() + 60
-    while not checkpoint.exists() and time.time() < deadline:
-        time.sleep(0.005)
-    proc.send_signal(signum)
-    assert proc.wait() == 128 + signum
+    assert signal_once_exists(proc, checkpoint, signum) == 128 + signum
     state = torch.load(checkpoint, weights_only=True)
     assert state["partial"] and state["partial"]["batches"] >= 1  # stopped inside an epoch
     assert state["task"]["state"] is not None  # with the carried recurrent state

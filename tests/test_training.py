@@ -7,11 +7,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pandas as pd
 import pytest
 import torch
+from pipeline_utils import signal_once_exists
 
 from rnnrepro.data import dyck
 
@@ -78,12 +78,7 @@ def data_dir(tmp_path_factory):
 def interrupt_after_first_checkpoint(tmp_path, name: str, signum: int) -> int:
     """Start a run, send ``signum`` once its first checkpoint exists; return the exit code."""
     proc = subprocess.Popen(train_cmd(tmp_path, name), stdout=subprocess.PIPE, text=True)
-    checkpoint = tmp_path / f"{name}.ckpt"
-    deadline = time.time() + 60
-    while not checkpoint.exists() and time.time() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(signum)
-    proc.wait()
+    signal_once_exists(proc, tmp_path / f"{name}.ckpt", signum)
     assert not (tmp_path / name / "model.pt").exists(), "interrupted too late to test resuming"
     return proc.returncode
 
