@@ -261,11 +261,12 @@ def train(
         if state.get("digest") == digest:
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
-            average.load_state_dict(state["average"])
+            if "average" in state:  # absent from checkpoints of older versions
+                average.load_state_dict(state["average"])
             if scheduler is not None:
                 scheduler.load_state_dict(state["scheduler"])
             _set_rng_state(state["rng"])
-            task.load_state_dict(state["task"])
+            task.load_state_dict(state.get("task", {}))
             result = TrainingResult(**state["result"])
             best_state, bad_epochs = state["best_state"], state["bad_epochs"]
             start_epoch, partial = state["epoch"], state["partial"]
