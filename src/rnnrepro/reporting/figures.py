@@ -165,14 +165,24 @@ def plot_val_wcpa(paths: Sequence[str | Path], out: str | Path, notes: Sequence[
 
 
 def plot_pabs(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
-    """Fig. 4: principal angles between cell pairs vs sorted index, one line per seed and pair."""
+    """Figs. 4-5: principal angles between cell pairs vs sorted index, one line per seed and
+    pair; one panel per dataset (Dyck, Fig. 4) or per model when a dataset has several (the 2-
+    and 5-cell WikiText-2 models, Fig. 5)."""
     df = read_runs(paths)
-    fig, axes = _panels(df["dataset"].unique(), "Principal angles between cells' W_hh subspaces")
-    for (dataset, model), group in df.groupby(["dataset", "model"]):
+    several = df.groupby("dataset")["model"].nunique() > 1
+    df["panel"] = [
+        f"{d}|{m}" if several[d] else d for d, m in zip(df["dataset"], df["model"], strict=True)
+    ]
+    fig, axes = _panels(df["panel"].unique(), "Principal angles between cells' W_hh subspaces")
+    for (panel, model), group in df.groupby(["panel", "model"]):
+        if "|" in panel:
+            axes[panel].set_title(
+                f"{_dataset_title(panel.split('|')[0])}, {MODEL_LABELS.get(model, model)}"
+            )
         lines = sorted(group.groupby(["seed", "pair"]).groups)
         for k, (seed, pair) in enumerate(lines):
             curve = group[(group["seed"] == seed) & (group["pair"] == pair)].sort_values("index")
-            axes[dataset].plot(
+            axes[panel].plot(
                 curve["index"],
                 curve["angle_deg"],
                 marker="o",
@@ -184,7 +194,8 @@ def plot_pabs(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str]
     for ax in axes.values():
         ax.set(xlabel="principal vector index (sorted)", ylabel="angle (degrees)", ylim=(0, 90))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.legend(fontsize=7, loc="lower right")
+        crowded = len(ax.get_lines()) > 6
+        ax.legend(fontsize=5 if crowded else 7, loc="lower right", ncol=2 if crowded else 1)
     _save(fig, out, notes)
 
 
