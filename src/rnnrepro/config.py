@@ -136,10 +136,10 @@ def check(config: dict) -> None:
                 )
         for model_name, model in experiment["models"].items():
             key = f"experiments.{exp_name}.models.{model_name}"
-            architecture = model.get("architecture", model_name)
-            if architecture not in ARCHITECTURES:
+            arch = model.get("architecture", model_name)
+            if arch not in ARCHITECTURES:
                 raise ConfigError(
-                    f"config key '{key}': unknown model {architecture!r}; set 'architecture' to "
+                    f"config key '{key}': unknown model {arch!r}; set 'architecture' to "
                     f"one of {', '.join(ARCHITECTURES)}"
                 )
             procedures = {"training": model["training"]} | {
@@ -179,7 +179,7 @@ def check(config: dict) -> None:
                             f"not {fam!r}"
                         )
                     try:
-                        _solve(architecture, fam, model["budget"], hparams)
+                        _solve(arch, fam, model["budget"], hparams)
                     except ValueError as error:
                         raise ConfigError(f"config key '{key}.budget': {error}") from None
 
@@ -232,11 +232,16 @@ def _solve(architecture: str, fam: str, settings: dict, hparams: dict) -> dict:
     )
 
 
+def architecture(config: dict, experiment: str, model: str) -> str:
+    """The architecture of a configured model (default: the model's name)."""
+    return config["experiments"][experiment]["models"][model].get("architecture", model)
+
+
 def run_config(config: dict, experiment: str, dataset: str, model: str) -> dict:
     """Everything that defines a run's result except its seed and device (rule params)."""
     entry = config["experiments"][experiment]["models"][model]
     fam = family(dataset)
-    architecture = entry.get("architecture", model)
+    arch = architecture(config, experiment, model)
     merged = {**entry["hparams"], **entry.get("dataset_hparams", {}).get(fam, {})}
     hparams = {}
     for key, value in merged.items():
@@ -244,9 +249,9 @@ def run_config(config: dict, experiment: str, dataset: str, model: str) -> dict:
             hparams[key.removesuffix("_per_m")] = value * dyck_m(dataset)
         else:
             hparams[key] = value
-    out = {"architecture": architecture}
+    out = {"architecture": arch}
     if "budget" in entry:
-        solved = _solve(architecture, fam, entry["budget"], hparams)
+        solved = _solve(arch, fam, entry["budget"], hparams)
         hparams.update({k: solved[k] for k in WIDTH_KEYS if k in solved})
         out["budget"] = {**entry["budget"], "params": solved["params"]}
     if fam in TEXT_FAMILIES:

@@ -26,8 +26,8 @@ from rnnrepro.cost import (
     read_throughput,
     summarise,
 )
-from rnnrepro.data.download import ARCHIVE_DIR, USER_AGENT
-from rnnrepro.data.sources import Source, get_source
+from rnnrepro.data.download import USER_AGENT, archive_path
+from rnnrepro.data.sources import Source, UnknownSource, apply_overrides, get_source
 
 PROBE_TIMEOUT = 10.0  # seconds per URL; probes run in parallel
 GONE = (404, 410)  # answers that mean the file is not there (others: the server is reachable)
@@ -72,11 +72,10 @@ def unavailable(
             if not plain.is_file() and not plain.with_name(plain.name + ".gz").is_file():
                 problems.append(f"{src.key}: not in the data mirror (looked for {plain}[.gz])")
         return problems
-    cache = Path(downloads_dir) / ARCHIVE_DIR
     remote = [
         src
         for src in sources
-        if not (src.member and (cache / Path(src.url).name).is_file())  # archive already here
+        if not (src.member and archive_path(src.url, downloads_dir).is_file())  # cached
     ]
     urls = sorted({_probe_target(src) for src in remote})
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -84,6 +83,22 @@ def unavailable(
     return [
         f"{src.key}: {answers[_probe_target(src)]}" for src in remote if answers[_probe_target(src)]
     ]
+
+
+def check_downloads(
+    files: list[tuple[str, str]], mirror: str | None, sources: str | None = None
+) -> str | None:
+    """The message that stops the run when a planned download cannot succeed, else None;
+    ``sources`` is the config's ``data_sources`` override file."""
+    if not files:
+        return None
+    try:
+        if sources:
+            apply_overrides(sources)
+        problems = unavailable(files, mirror)
+    except (UnknownSource, OSError) as error:
+        return f"Data check failed: {error}"
+    return data_error(problems, mirror) if problems else None
 
 
 def data_error(problems: list[str], mirror: str | None) -> str:

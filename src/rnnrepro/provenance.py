@@ -38,12 +38,18 @@ def _dotted(path: Path, root: Path) -> str:
     return ".".join([PACKAGE, *parts])
 
 
-def imports(path: Path, root: Path = ROOT) -> set[Path]:
+def imports(path: Path, root: Path = ROOT) -> frozenset[Path]:
     """Package modules imported by ``path`` (absolute or relative imports, any depth)."""
+    return _imports(path, root, path.read_text(encoding="utf-8"))
+
+
+@cache
+def _imports(path: Path, root: Path, source: str) -> frozenset[Path]:
+    """``imports`` of ``source`` (cached per content: each module is parsed once)."""
     module = _dotted(path, root)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[Path] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(ast.parse(source, str(path))):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -66,7 +72,7 @@ def imports(path: Path, root: Path = ROOT) -> set[Path]:
                     if (init := _module_file(parent, root)) is not None:
                         found.add(init)
                     parent = parent.rpartition(".")[0]
-    return found
+    return frozenset(found)
 
 
 def closure(entries: tuple[str, ...], root: Path = ROOT) -> list[Path]:
@@ -109,20 +115,29 @@ def code_digest(*entries: str, root: Path = ROOT) -> str:
 
 def architecture_names(root: Path = ROOT) -> tuple[str, ...]:
     """The architectures of the model registry, in its order."""
-    return tuple(ast.literal_eval(_registry_node(root).value))
+    return tuple(_registry(root))
 
 
 def model_module(architecture: str, root: Path = ROOT) -> str:
     """The module (relative path) defining ``architecture`` in ``rnnrepro.models``."""
-    registry = ast.literal_eval(_registry_node(root).value)
+    registry = _registry(root)
     if architecture not in registry:
         raise KeyError(f"unknown architecture {architecture!r}")
     return f"models/{registry[architecture][0]}.py"
 
 
+def _registry(root: Path) -> dict[str, tuple[str, str]]:
+    return ast.literal_eval(_registry_node(root).value)
+
+
 def _registry_node(root: Path) -> ast.AnnAssign:
     """The ``REGISTRY: ... = {...}`` statement of models/__init__.py (read without torch)."""
-    tree = ast.parse((root / "models/__init__.py").read_text(encoding="utf-8"))
+    return _registry_statement(root, (root / "models/__init__.py").read_text(encoding="utf-8"))
+
+
+@cache
+def _registry_statement(root: Path, source: str) -> ast.AnnAssign:
+    tree = ast.parse(source)
     for node in tree.body:
         if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "REGISTRY":
             return node

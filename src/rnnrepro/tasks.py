@@ -16,7 +16,7 @@ import torch
 from .data import dyck, text
 from .data.batching import IGNORE_INDEX, Vocabulary, lm_batches, padded_batches, stream_batches
 from .evaluation.dyck import evaluate_dyck
-from .evaluation.text import detach_state, evaluate_stream, evaluate_text, framing_ids
+from .evaluation.text import evaluate_stream, evaluate_text, framing_ids
 from .models.base import RecurrentLM
 from .objectives import sequence_loss
 
@@ -193,7 +193,7 @@ class StreamTask(Task):
         return {"state": self.state}
 
     def load_state_dict(self, state: dict) -> None:
-        self.state = _to(state.get("state"), self.device)
+        self.state = map_state(lambda t: t.to(self.device), state.get("state"))
 
     def batches(self, epoch: int) -> Iterator:
         for inputs, targets in stream_batches(self.train, self.batch_size, self.bptt):
@@ -202,7 +202,7 @@ class StreamTask(Task):
     def batch_loss(self, model, batch):
         inputs, targets = batch
         logits, state = model(inputs, self.state)
-        self.state = detach_state(state)
+        self.state = map_state(torch.Tensor.detach, state)  # pytorch/examples' repackage_hidden
         return sequence_loss(logits, targets, "vocab", IGNORE_INDEX)
 
     def evaluate(self, model):
@@ -212,12 +212,12 @@ class StreamTask(Task):
         return {"loss": result.loss, "ppl": math.exp(result.loss)}
 
 
-def _to(state, device: torch.device):
-    """A (nested) recurrent state moved to ``device``."""
+def map_state(fn, state):
+    """``fn`` applied to every tensor of a (nested tuple/list) recurrent state; None stays."""
     if isinstance(state, torch.Tensor):
-        return state.to(device)
+        return fn(state)
     if isinstance(state, (tuple, list)):
-        return type(state)(_to(s, device) for s in state)
+        return type(state)(map_state(fn, s) for s in state)
     return state
 
 

@@ -19,6 +19,8 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from rnnrepro.fileio import atomic_open
+
 HISTORY_COLUMNS = (
     "epoch",
     "train_loss",
@@ -158,11 +160,8 @@ def seed_everything(seed: int) -> None:
 
 def save_atomic(obj, path: str | os.PathLike) -> None:
     """``torch.save`` to a temporary file then rename: a partial file never looks complete."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    with atomic_open(path, "wb") as f:
+        torch.save(obj, f)
 
 
 class NonFiniteLoss(FloatingPointError):

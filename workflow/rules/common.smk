@@ -38,7 +38,6 @@ def before_start():
     from snakemake.logging import logger
 
     from rnnrepro import preflight
-    from rnnrepro.data.sources import UnknownSource, apply_overrides
 
     planned = list(workflow.dag.needrun_jobs())
     files = [
@@ -46,16 +45,11 @@ def before_start():
         for j in planned
         if j.rule.name == "download"
     ]
-    mirror = config["data_mirror"] or None
-    if files:
-        try:
-            if config.get("data_sources"):
-                apply_overrides(config["data_sources"])
-            problems = preflight.unavailable(files, mirror)
-        except (UnknownSource, OSError) as error:
-            raise WorkflowError(f"Data check failed: {error}") from None
-        if problems:
-            raise WorkflowError(preflight.data_error(problems, mirror))
+    error = preflight.check_downloads(
+        files, config["data_mirror"] or None, config.get("data_sources") or None
+    )
+    if error:
+        raise WorkflowError(error)
     runs = [
         cfg.Run(w.experiment, w.dataset, w.model, int(w.seed))
         for w in (j.wildcards for j in planned if j.rule.name == "train")
@@ -132,10 +126,8 @@ def run_code(script):
     (params: editing that code reruns exactly the jobs that run it)."""
 
     def digest(wildcards):
-        run = cfg.run_config(
-            config, wildcards.experiment, wildcards.dataset, wildcards.model
-        )
-        return code_digest(f"scripts/{script}.py", model_module(run["architecture"]))
+        architecture = cfg.architecture(config, wildcards.experiment, wildcards.model)
+        return code_digest(f"scripts/{script}.py", model_module(architecture))
 
     return digest
 
@@ -176,12 +168,10 @@ SEED000_WIKITEXT2 = family_runs("seed000", ["wikitext2"])
 SYNEVAL_RUNS = SEED000_WIKITEXT2  # seed 000 Table 3: every WikiText-2 language model
 ATTENTION_MODELS = [
     name
-    for name, entry in config["experiments"]
-    .get("seed000", {})
-    .get("models", {})
-    .items()
-    if entry.get("architecture", name) == "attention_lstm"
+    for name in config["experiments"].get("seed000", {}).get("models", {})
+    if cfg.architecture(config, "seed000", name) == "attention_lstm"
 ]
+SYNEVAL_PAIRS = cfg.text_settings(config)["syneval_pairs"]
 
 # figure name -> (make_figure.py kind, per-run input file, runs it reads, track of its notes)
 FIGURE_INPUTS = {

@@ -65,11 +65,7 @@ rule evaluate_syneval:
     conda:
         "../../envs/rnnrepro.yaml"
     params:
-        max_pairs=lambda w: (
-            f"--max-pairs {cfg.text_settings(config)['syneval_pairs']}"
-            if cfg.text_settings(config)["syneval_pairs"]
-            else ""
-        ),
+        max_pairs=f"--max-pairs {SYNEVAL_PAIRS}" if SYNEVAL_PAIRS else "",
         scale=config["scale"],
         device=config["device"],
         code=run_code("evaluate_syneval"),

@@ -263,8 +263,13 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _cached_archive(url: str, sha256: str | None, cache_dir: Path, opts: dict) -> Path:
-    path = cache_dir / Path(urlsplit(url).path).name
+def archive_path(url: str, downloads_dir: str | os.PathLike) -> Path:
+    """Where the archive at ``url`` is cached under the downloads directory."""
+    return Path(downloads_dir) / ARCHIVE_DIR / Path(urlsplit(url).path).name
+
+
+def _cached_archive(url: str, sha256: str | None, downloads_dir: Path, opts: dict) -> Path:
+    path = archive_path(url, downloads_dir)
     with _locked(path):
         if path.is_file():
             if sha256 is None or sha256_file(path) == sha256:
@@ -457,7 +462,7 @@ def _fetch_remote(
         raise ValueError(f"{label}: unknown fetch method {src.method!r}")
     if src.member is None:
         return _download(url, dest, sha256, src.sha1, label, **opts)
-    archive = _cached_archive(url, src.archive_sha256, dest.parent.parent / ARCHIVE_DIR, opts)
+    archive = _cached_archive(url, src.archive_sha256, dest.parent.parent, opts)
     with _atomic_target(dest) as out:
         try:
             extract_member(archive, src.member, out, opts["log"])

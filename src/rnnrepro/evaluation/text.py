@@ -83,16 +83,6 @@ def scored_targets(
             )
 
 
-def detach_state(state):
-    """A recurrent state (tensor, or nested tuples/lists of them) cut from its graph, so that
-    it can be carried into the next BPTT window (pytorch/examples' ``repackage_hidden``)."""
-    if isinstance(state, torch.Tensor):
-        return state.detach()
-    if isinstance(state, (tuple, list)):
-        return type(state)(detach_state(s) for s in state)
-    return state
-
-
 @torch.no_grad()
 def evaluate_stream(
     model: RecurrentLM,

@@ -10,7 +10,12 @@ import pandas as pd
 
 from rnnrepro.evaluation.syneval import CATEGORIES
 from rnnrepro.fileio import write_text_atomic
-from rnnrepro.reporting.tables import PAPER_SCALE, scaled_verdict
+from rnnrepro.reporting.tables import (
+    PAPER_SCALE,
+    format_spread,
+    markdown_lines,
+    scaled_verdict,
+)
 
 PREFIX = "syneval:"
 
@@ -26,11 +31,8 @@ def read_results(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 
 def _summary(values: pd.Series) -> str:
-    if values.empty:
-        return ""
-    if len(values) == 1:
-        return f"{values.iloc[0]:.3f}"
-    return f"{values.mean():.3f} ± {values.std(ddof=1):.3f}"
+    std = values.std(ddof=1) if len(values) > 1 else float("nan")
+    return format_spread(values.mean(), std, len(values), 3)
 
 
 def side_by_side(results: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
@@ -82,17 +84,6 @@ def paper_comparison(
     return pd.DataFrame(out)
 
 
-def _markdown(df: pd.DataFrame) -> list[str]:
-    def cell(value) -> str:
-        if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
-            return ""
-        return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return lines
-
-
 def write(
     comparison: pd.DataFrame,
     categories: pd.DataFrame,
@@ -108,7 +99,7 @@ def write(
     lines = [f"# {title}", ""]
     lines += [f"> {note}  " for note in title_notes] + [""]
     lines += [*(f"{note}  " for note in notes), ""]
-    lines += ["## The paper's comparisons (Table 3)", "", *_markdown(comparison), ""]
+    lines += ["## The paper's comparisons (Table 3)", "", *markdown_lines(comparison), ""]
     lines += ["## All 19 sub-categories (accuracy; pairs with `<unk>` per model)", ""]
-    lines += _markdown(categories)
+    lines += markdown_lines(categories)
     write_text_atomic(md_path, "\n".join(lines) + "\n")

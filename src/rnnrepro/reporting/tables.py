@@ -141,7 +141,8 @@ def _verdict(ref: pd.Series, values: np.ndarray, tolerances: Mapping[str, float]
     return "match" if delta <= allowed + 1e-12 else "differs"
 
 
-def _format(mean: float, std: float, n: int, decimals: int) -> str:
+def format_spread(mean: float, std: float, n: int, decimals: int) -> str:
+    """``mean ± std`` (``± n/a`` for one run; empty for none)."""
     if n == 0:
         return ""
     spread = "n/a" if n == 1 else f"{std:.{decimals}f}"
@@ -208,7 +209,7 @@ def build_table(
                 "metric": metric,
                 "comparison": ref["comparison"],
                 "paper": ref["value"],
-                "reproduced": _format(mean, std, n, DECIMALS[METRIC_KIND[metric]]),
+                "reproduced": format_spread(mean, std, n, DECIMALS[METRIC_KIND[metric]]),
                 "mean": mean,
                 "std": std,
                 "n_seeds": n,
@@ -256,6 +257,8 @@ def describe_scales(runs: pd.DataFrame) -> str:
 
 
 def _cell(value: object) -> str:
+    if value is None or value is pd.NA:
+        return ""
     if isinstance(value, float):
         if math.isnan(value):
             return ""
@@ -263,11 +266,12 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def _markdown(df: pd.DataFrame) -> list[str]:
+def markdown_lines(df: pd.DataFrame) -> list[str]:
+    """A Markdown table of ``df`` (a ``below floor`` verdict in bold capitals)."""
     lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
     for _, row in df.iterrows():
         cells = [_cell(v) for v in row]
-        if row["verdict"] == "below floor":
+        if row.get("verdict") == "below floor":
             cells[df.columns.get_loc("verdict")] = "**BELOW FLOOR**"
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -302,5 +306,5 @@ def write_table(
         )
     counts = df["verdict"].value_counts()
     lines += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()), ""]
-    lines += _markdown(df.drop(columns=["mean", "std"]))
+    lines += markdown_lines(df.drop(columns=["mean", "std"]))
     Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import sys
 from pathlib import Path
 
 import torch
 
 from rnnrepro.devices import select_device
+from rnnrepro.fileio import atomic_open
 from rnnrepro.models import build_model, save_model
 from rnnrepro.tasks import make_task
 from rnnrepro.training import (
@@ -54,13 +54,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def write_history(rows: list[dict], path: str) -> None:
-    tmp = Path(path).with_name(f".{Path(path).name}.tmp")
-    with open(tmp, "w", newline="") as f:
+    with atomic_open(path, "w", newline="") as f:
         extra = [k for row in rows for k in row if k not in HISTORY_COLUMNS]
         writer = csv.DictWriter(f, fieldnames=[*HISTORY_COLUMNS, *dict.fromkeys(extra)])
         writer.writeheader()
         writer.writerows(rows)
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:
