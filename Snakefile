@@ -1,5 +1,5 @@
 # Reproduction pipeline for recurrent LM papers with input-dependent transitions.
-# Targets: all (default), dyck, wikitext2, seed001, seed003. See README.md.
+# Targets: all (default), dyck, wikitext2, multi_matrix, general_second_order. See README.md.
 
 from snakemake.utils import min_version
 
@@ -29,14 +29,14 @@ rule wikitext2:
         wikitext2_targets(),
 
 
-rule seed001:
+rule multi_matrix:
     input:
-        seed001_targets(),
+        multi_matrix_targets(),
 
 
-rule seed003:
+rule general_second_order:
     input:
-        seed003_targets(),
+        general_second_order_targets(),
 
 
 include: "workflow/rules/data.smk"

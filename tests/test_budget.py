@@ -138,7 +138,9 @@ PAPER_SIZES = [
 
 
 @pytest.mark.parametrize("name,V,e,layers,h,millions,target", PAPER_SIZES)
-def test_seed001_paper_sizes_are_within_half_a_percent(name, V, e, layers, h, millions, target):
+def test_multi_matrix_paper_sizes_are_within_half_a_percent(
+    name, V, e, layers, h, millions, target
+):
     hparams = {"embedding_dim": e, "hidden_size": h}
     if name not in ("mrnn", "mlstm"):
         hparams["num_layers"] = layers

@@ -18,11 +18,11 @@ def smoke() -> dict:
 
 
 def mutate_unknown_model(c):
-    c["experiments"]["seed000"]["models"]["lstm"]["architecture"] = "transformer"
+    c["experiments"]["second_order_lstm"]["models"]["lstm"]["architecture"] = "transformer"
 
 
 def mutate_misspelled_key(c):
-    c["training"]["seed000_dyck"]["learning_rate"] = 0.1
+    c["training"]["second_order_lstm_dyck"]["learning_rate"] = 0.1
 
 
 def mutate_negative_size(c):
@@ -34,7 +34,7 @@ def mutate_bad_scale(c):
 
 
 def mutate_missing_training(c):
-    c["experiments"]["seed001"]["models"]["rnn"]["training"] = "nonexistent"
+    c["experiments"]["multi_matrix"]["models"]["rnn"]["training"] = "nonexistent"
 
 
 @pytest.mark.parametrize(
@@ -68,22 +68,29 @@ def test_negative_size_message_names_the_key_path(tmp_path):
 
 def test_run_config_resolves_per_m_and_scale_cap():
     config = smoke()
-    run = cfg.run_config(config, "seed000", "dyck_m6", "attention_lstm")
+    run = cfg.run_config(config, "second_order_lstm", "dyck_m6", "attention_lstm")
     assert run["hparams"]["hidden_size"] == 18
     assert "hidden_size_per_m" not in run["hparams"]
     assert run["training"]["max_epochs"] == 2
     paper = copy.deepcopy(config)
     paper["scale"] = "paper"
-    assert cfg.run_config(paper, "seed000", "dyck_m6", "lstm")["training"]["max_epochs"] == 300
+    assert (
+        cfg.run_config(paper, "second_order_lstm", "dyck_m6", "lstm")["training"]["max_epochs"]
+        == 300
+    )
 
 
 def test_runs_cover_every_experiment_model_dataset_and_seed():
     config = base_config()
     runs = cfg.runs(config)
-    # seed000: 3 models x 3 Dyck m x 3 seeds + 3 WikiText-2 models x 3 seeds; seed001: 9 Dyck
-    # models x 3 m x 3 seeds, 10 char, 6 word and 4 x 3 cutoff models x 3 seeds; seed003:
-    # (10 + 2 x 8) models x 5 folds x 1 seed
-    expected = {"seed000": 27 + 9, "seed001": 81 + 30 + 18 + 36, "seed003": 130}
+    # second_order_lstm: 3 models x 3 Dyck m x 3 seeds + 3 WikiText-2 models x 3 seeds;
+    # multi_matrix: 9 Dyck models x 3 m x 3 seeds, 10 char, 6 word and 4 x 3 cutoff models x 3
+    # seeds; general_second_order: (10 + 2 x 8) models x 5 folds x 1 seed
+    expected = {
+        "second_order_lstm": 27 + 9,
+        "multi_matrix": 81 + 30 + 18 + 36,
+        "general_second_order": 130,
+    }
     for experiment, count in expected.items():
         assert len(cfg.runs(config, experiment)) == count, experiment
     assert len(runs) == sum(expected.values())
@@ -92,7 +99,7 @@ def test_runs_cover_every_experiment_model_dataset_and_seed():
 
 def test_dataset_families_expand_per_scale():
     config = smoke()
-    assert cfg.datasets(config, "seed001") == [
+    assert cfg.datasets(config, "multi_matrix") == [
         "dyck_m4",
         "dyck_m6",
         "ptb_char",
@@ -101,7 +108,10 @@ def test_dataset_families_expand_per_scale():
         "ptb_char_cut50",
         "ptb_char_cut75",
     ]
-    assert cfg.datasets(config, "seed003") == ["ptb_lines_unigram_fold1", "ptb_lines_bigram_fold1"]
+    assert cfg.datasets(config, "general_second_order") == [
+        "ptb_lines_unigram_fold1",
+        "ptb_lines_bigram_fold1",
+    ]
     assert cfg.family("ptb_lines_bigram_fold3") == "ptb_lines_bigram"
     assert cfg.family("ptb_char_cut25") == "ptb_char_cut"
     with pytest.raises(ValueError, match="unknown dataset"):
@@ -110,9 +120,9 @@ def test_dataset_families_expand_per_scale():
 
 def test_models_run_only_on_their_datasets():
     config = base_config()
-    seed001 = cfg.runs(config, "seed001")
-    assert {r.dataset for r in seed001 if r.model == "rnn_2l"} == {"ptb_char"}
-    assert {r.dataset for r in seed001 if r.model == "mmlstm_2l"} == {
+    multi_matrix = cfg.runs(config, "multi_matrix")
+    assert {r.dataset for r in multi_matrix if r.model == "rnn_2l"} == {"ptb_char"}
+    assert {r.dataset for r in multi_matrix if r.model == "mmlstm_2l"} == {
         "ptb_char",
         "ptb_word",
         "ptb_char_cut25",
@@ -120,16 +130,18 @@ def test_models_run_only_on_their_datasets():
         "ptb_char_cut75",
     }
     # seed 003: five folds, one seed each (the paper's spread is over folds)
-    seed003 = cfg.runs(config, "seed003", "so_tanh")
-    assert [r.dataset for r in seed003] == [f"ptb_lines_unigram_fold{k}" for k in range(1, 6)]
-    assert {r.seed for r in seed003} == {1}
+    general_second_order = cfg.runs(config, "general_second_order", "so_tanh")
+    assert [r.dataset for r in general_second_order] == [
+        f"ptb_lines_unigram_fold{k}" for k in range(1, 6)
+    ]
+    assert {r.seed for r in general_second_order} == {1}
 
 
 def test_dataset_hparams_override_per_family():
     config = base_config()
-    char = cfg.run_config(config, "seed001", "ptb_char", "lstm")
-    word = cfg.run_config(config, "seed001", "ptb_word", "lstm")
-    dyck = cfg.run_config(config, "seed001", "dyck_m4", "lstm")
+    char = cfg.run_config(config, "multi_matrix", "ptb_char", "lstm")
+    word = cfg.run_config(config, "multi_matrix", "ptb_word", "lstm")
+    dyck = cfg.run_config(config, "multi_matrix", "dyck_m4", "lstm")
     assert char["hparams"] == {"dropout": 0.25, "embedding_dim": 128, "hidden_size": 991}
     assert word["hparams"]["hidden_size"] == 125 and word["hparams"]["embedding_dim"] == 64
     assert dyck["hparams"]["hidden_size"] == 12 and "text" not in dyck
@@ -139,17 +151,17 @@ def test_dataset_hparams_override_per_family():
 
 def test_budget_solves_sizes_and_width_scales_them():
     config = base_config()
-    run = cfg.run_config(config, "seed003", "ptb_lines_unigram_fold1", "ratio_2")
+    run = cfg.run_config(config, "general_second_order", "ptb_lines_unigram_fold1", "ratio_2")
     assert (run["hparams"]["hidden_size"], run["hparams"]["inner_size"]) == (
         343,
         686,
     )  # m = round(2 * 343) (MODELS §4.3)
     assert run["budget"]["params"] <= 500000
     assert run["text"]["framing"] == "none"
-    bigram = cfg.run_config(config, "seed003", "ptb_lines_bigram_fold1", "ratio_2")
+    bigram = cfg.run_config(config, "general_second_order", "ptb_lines_bigram_fold1", "ratio_2")
     assert (bigram["hparams"]["hidden_size"], bigram["hparams"]["inner_size"]) == (177, 354)
     config["scale"] = "smoke"
-    small = cfg.run_config(config, "seed003", "ptb_lines_unigram_fold1", "ratio_2")
+    small = cfg.run_config(config, "general_second_order", "ptb_lines_unigram_fold1", "ratio_2")
     width = config["scales"]["smoke"]["text"]["width"]
     assert small["hparams"]["hidden_size"] == max(1, round(343 * width))
     assert small["width"] == width
@@ -157,24 +169,24 @@ def test_budget_solves_sizes_and_width_scales_them():
 
 def test_budget_on_dyck_is_rejected(tmp_path):
     config = smoke()
-    config["experiments"]["seed001"]["models"]["rnn"]["budget"] = {"budget": 1000}
+    config["experiments"]["multi_matrix"]["models"]["rnn"]["budget"] = {"budget": 1000}
     proc = run_snakemake(tmp_path, config, "-n", check=False)
     assert proc.returncode != 0
-    assert "experiments.seed001.models.rnn.budget" in proc.stdout + proc.stderr
+    assert "experiments.multi_matrix.models.rnn.budget" in proc.stdout + proc.stderr
 
 
 def test_unknown_dataset_family_of_a_model_names_the_key(tmp_path):
     config = smoke()
-    config["experiments"]["seed003"]["models"]["so_tanh"]["datasets"] = ["ptb_char"]
+    config["experiments"]["general_second_order"]["models"]["so_tanh"]["datasets"] = ["ptb_char"]
     proc = run_snakemake(tmp_path, config, "-n", check=False)
     assert proc.returncode != 0
-    assert "experiments.seed003.models.so_tanh.datasets" in proc.stdout + proc.stderr
+    assert "experiments.general_second_order.models.so_tanh.datasets" in proc.stdout + proc.stderr
 
 
 def test_dataset_training_picks_the_procedure_per_family():
     config = base_config()
-    wt2 = cfg.run_config(config, "seed000", "wikitext2", "lstm")
-    dyck = cfg.run_config(config, "seed000", "dyck_m4", "lstm")
+    wt2 = cfg.run_config(config, "second_order_lstm", "wikitext2", "lstm")
+    dyck = cfg.run_config(config, "second_order_lstm", "dyck_m4", "lstm")
     assert wt2["training"]["bptt"] == 70 and wt2["training"]["batch_size"] == 64
     assert "bptt" not in dyck["training"] and dyck["training"]["batch_size"] == 10
     assert wt2["text"] == {"framing": "stream", "metric": "ppl"}
@@ -184,20 +196,20 @@ def test_dataset_training_picks_the_procedure_per_family():
     "mutate, key",
     [
         (
-            lambda c: c["experiments"]["seed000"]["models"]["lstm"].update(
+            lambda c: c["experiments"]["second_order_lstm"]["models"]["lstm"].update(
                 dataset_training={"wikitext2": "nonexistent"}
             ),
-            "experiments.seed000.models.lstm.dataset_training.wikitext2",
+            "experiments.second_order_lstm.models.lstm.dataset_training.wikitext2",
         ),
         (
-            lambda c: c["experiments"]["seed000"].update(datasets=["dyck", "wikitext3"]),
-            "experiments.seed000.datasets",
+            lambda c: c["experiments"]["second_order_lstm"].update(datasets=["dyck", "wikitext3"]),
+            "experiments.second_order_lstm.datasets",
         ),
         (
-            lambda c: c["experiments"]["seed000"]["models"]["lstm"].update(
+            lambda c: c["experiments"]["second_order_lstm"]["models"]["lstm"].update(
                 architecture="transformer"
             ),
-            "experiments.seed000.models.lstm",
+            "experiments.second_order_lstm.models.lstm",
         ),
     ],
 )

@@ -49,7 +49,7 @@ def test_mean_length_matches_the_sampler():
 
 def test_token_counting_on_a_tiny_config(throughput):
     config = tiny_config()  # every sequence has exactly 4 brackets: no padding
-    run = cfg.runs(config, "seed000", "lstm")[0]
+    run = cfg.runs(config, "second_order_lstm", "lstm")[0]
     c = cost.run_cost(config, run, throughput, expected_epochs=1, basis="fraction")
     assert c.train_tokens == pytest.approx(7 * 5)  # 4 brackets + <end>
     assert c.computed_tokens == pytest.approx(7 * 5 + cost.VAL_COST * 3 * 5)
@@ -58,13 +58,13 @@ def test_token_counting_on_a_tiny_config(throughput):
 
 def test_padding_adds_tokens_only_for_batches_of_mixed_lengths(throughput):
     config = tiny_config(4, 30)
-    config["training"]["seed000_dyck"]["batch_size"] = 1
-    run = cfg.runs(config, "seed000", "lstm")[0]
+    config["training"]["second_order_lstm_dyck"]["batch_size"] = 1
+    run = cfg.runs(config, "second_order_lstm", "lstm")[0]
     unpadded = cost.run_cost(config, run, throughput, 1, "fraction")
     validation = cost.VAL_COST * cost.padded_tokens(3, cost.VAL_BATCH_SIZE, 2, 4, 30)
     assert validation > cost.VAL_COST * 3 / 7 * unpadded.train_tokens  # one padded batch of 3
     assert unpadded.computed_tokens == pytest.approx(unpadded.train_tokens + validation)
-    config["training"]["seed000_dyck"]["batch_size"] = 7
+    config["training"]["second_order_lstm_dyck"]["batch_size"] = 7
     padded = cost.run_cost(config, run, throughput, 1, "fraction")
     assert padded.train_tokens == unpadded.train_tokens
     assert padded.computed_tokens > unpadded.computed_tokens * 1.2
@@ -78,15 +78,15 @@ def test_job_counts_equal_the_number_of_runs(throughput, scale):
     jobs = {r.experiment: r.jobs for r in rows}
     dyck = [r for r in cfg.runs(config) if cfg.family(r.dataset) == "dyck"]
     assert jobs["total"] == len(dyck)  # text runs need measured epoch times
-    for experiment in ("seed000", "seed001"):
+    for experiment in ("second_order_lstm", "multi_matrix"):
         assert jobs[experiment] == sum(r.experiment == experiment for r in dyck)
 
 
 def test_text_runs_use_measured_epoch_times(throughput):
     config = base_config()
-    times = {("seed003", "ptb_lines_unigram", "so_tanh"): 120.0}
+    times = {("general_second_order", "ptb_lines_unigram", "so_tanh"): 120.0}
     costs = cost.estimate(config, throughput, epoch_times=times)
-    text = [c for c in costs if c.run.experiment == "seed003"]
+    text = [c for c in costs if c.run.experiment == "general_second_order"]
     assert len(text) == 5  # five folds
     assert all(c.seconds_per_epoch == 120.0 for c in text)
     assert text[0].upper_hours == pytest.approx(25 * 120.0 / 3600)
@@ -125,16 +125,16 @@ def test_missing_architecture_names_it(throughput):
 
 def test_finished_runs_give_the_expected_epochs(tmp_path, throughput):
     config = base_config()
-    done = cfg.Run("seed001", "dyck_m4", "dyck_rnn", 1)
+    done = cfg.Run("multi_matrix", "dyck_m4", "dyck_rnn", 1)
     history = tmp_path / done.path / "history.csv"
     history.parent.mkdir(parents=True)
     history.write_text("epoch,train_loss,seconds\n1,0.5,10\n2,0.4,20\n3,0.3,30\n")
     costs = {c.run: c for c in cost.estimate(config, throughput, tmp_path, 0.5)}
     assert (costs[done].expected_epochs, costs[done].epochs_basis) == (3, "history")
     assert costs[done].measured_seconds_per_epoch == pytest.approx(20)
-    sibling = costs[cfg.Run("seed001", "dyck_m8", "dyck_rnn", 2)]
+    sibling = costs[cfg.Run("multi_matrix", "dyck_m8", "dyck_rnn", 2)]
     assert (sibling.expected_epochs, sibling.epochs_basis) == (3, "same model")
-    other = costs[cfg.Run("seed001", "dyck_m4", "dyck_rnn_1d", 1)]
+    other = costs[cfg.Run("multi_matrix", "dyck_m4", "dyck_rnn_1d", 1)]
     assert (other.expected_epochs, other.epochs_basis) == (50, "fraction")
 
 
@@ -152,7 +152,7 @@ def test_cli_on_the_shipped_config(tmp_path, capsys):
     assert "CPU, 1 thread" in printed and "device-hours" in printed
     with out.open(newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [r["experiment"] for r in rows] == ["seed000", "seed001", "total"]
+    assert [r["experiment"] for r in rows] == ["second_order_lstm", "multi_matrix", "total"]
     assert float(rows[-1]["upper_bound_hours"]) > float(rows[-1]["expected_hours"]) > 0
 
     code = estimate_cost.main([*args, "--scale", "huge"])

@@ -126,9 +126,10 @@ def test_recurrent_parameter_counts(m, lstm_count):
     assert attention.recurrent_parameters() == 2 * lstm_count + 2 * e
     # the count is that of the real cell tensors (one bias per cell-gate) plus V_att
     cell_params = sum(
-        p.numel() for n, p in attention.named_parameters() if n.startswith(("weight_", "bias"))
+        p.numel() for n, p in attention.body.named_parameters() if n.startswith(("weight_", "bias"))
     )
-    assert cell_params + attention.attention.weight.numel() == attention.recurrent_parameters()
+    cell_params += attention.body.attention.weight.numel()
+    assert cell_params == attention.recurrent_parameters()
 
 
 def test_wikitext2_baseline_count():
@@ -140,9 +141,9 @@ def test_single_cell_attention_lstm_equals_nn_lstm():
     model = make("attention_lstm", cells=1)
     lstm = torch.nn.LSTM(6, 5).double()
     with torch.no_grad():
-        lstm.weight_ih_l0.copy_(model.weight_ih)
-        lstm.weight_hh_l0.copy_(model.weight_hh)
-        lstm.bias_ih_l0.copy_(model.bias)
+        lstm.weight_ih_l0.copy_(model.body.weight_ih)
+        lstm.weight_hh_l0.copy_(model.body.weight_hh)
+        lstm.bias_ih_l0.copy_(model.body.bias)
         lstm.bias_hh_l0.zero_()
     tokens = torch.randint(0, len(DYCK), (12, 3), generator=torch.Generator().manual_seed(0))
     logits, (h, c) = model(tokens)
@@ -158,14 +159,21 @@ def test_model_gradients_match_naive_reference():
     tokens = torch.randint(0, len(DYCK), (6, 3), generator=torch.Generator().manual_seed(0))
     logits, _ = model(tokens)
     loss = F.cross_entropy(logits.flatten(0, 1), tokens.flatten())
-    params = [model.encoder.weight, model.attention.weight, model.weight_ih, model.weight_hh]
-    params += [model.bias, model.decoder.weight]
+    params = [
+        model.encoder.weight,
+        model.body.attention.weight,
+        model.body.weight_ih,
+        model.body.weight_hh,
+    ]
+    params += [model.body.bias, model.decoder.weight]
     grads = torch.autograd.grad(loss, params)
 
     x = model.encoder(tokens)
-    alpha = torch.softmax(model.attention(x) / model.temperature, -1)
+    alpha = torch.softmax(model.body.attention(x) / model.temperature, -1)
     zeros = x.new_zeros(3, 5)
-    hs, _ = naive_mixed_lstm(x, alpha, model.weight_ih, model.weight_hh, model.bias, zeros, zeros)
+    hs, _ = naive_mixed_lstm(
+        x, alpha, model.body.weight_ih, model.body.weight_hh, model.body.bias, zeros, zeros
+    )
     ref_loss = F.cross_entropy(model.decoder(hs).flatten(0, 1), tokens.flatten())
     torch.testing.assert_close(loss, ref_loss)
     for got, want in zip(grads, torch.autograd.grad(ref_loss, params), strict=True):
@@ -176,7 +184,7 @@ def test_model_gradients_match_naive_reference():
 def test_temperature_schedule_and_soft_weights():
     model = make("attention_lstm", cells=3, temperature_decay=0.9)
     tokens = torch.arange(len(DYCK)).view(-1, 1)
-    scores = model.attention(model.encoder(tokens))
+    scores = model.body.attention(model.encoder(tokens))
     sharpness = []
     for epoch in (0, 1, 5, 20):
         model.set_epoch(epoch)
@@ -191,15 +199,15 @@ def test_hard_mode_is_one_hot_argmax_without_attention_gradient():
     model = make("attention_lstm", cells=3)
     tokens = torch.randint(0, len(DYCK), (10, 2), generator=torch.Generator().manual_seed(0))
     soft = model.attention_weights(tokens)
-    model.hard = True
+    model.body.hard = True
     hard = model.attention_weights(tokens)
     assert set(hard.unique().tolist()) == {0.0, 1.0}
     torch.testing.assert_close(hard.sum(-1), torch.ones(10, 2, dtype=hard.dtype))
     assert torch.equal(hard.argmax(-1), soft.argmax(-1))
     logits, _ = model(tokens)
     logits.sum().backward()
-    assert model.attention.weight.grad is None
-    assert model.weight_hh.grad.abs().sum() > 0
+    assert model.body.attention.weight.grad is None
+    assert model.body.weight_hh.grad.abs().sum() > 0
 
 
 def test_assignment_map_on_dyck_vocabulary():
@@ -211,19 +219,21 @@ def test_assignment_map_on_dyck_vocabulary():
 
     model = make("assignment_lstm")
     tokens = torch.tensor([[1, 3, 5, 6, 4, 2]]).T
-    alpha = model.mixture_weights(tokens, model.encoder(tokens))
+    alpha = model.body.mixture_weights(tokens, model.encoder(tokens))
     assert alpha[:, 0].tolist() == [[1, 0], [1, 0], [0, 1], [0, 1], [1, 0], [1, 0]]
     zeros = torch.zeros(1, 5, dtype=torch.float64)
     x = model.encoder(tokens)
-    hs, _ = naive_mixed_lstm(x, alpha, model.weight_ih, model.weight_hh, model.bias, zeros, zeros)
+    hs, _ = naive_mixed_lstm(
+        x, alpha, model.body.weight_ih, model.body.weight_hh, model.body.bias, zeros, zeros
+    )
     torch.testing.assert_close(model(tokens)[0], model.decoder(hs))
 
 
 def test_recurrent_weight_matrices_are_cell_blocks():
     model = make("attention_lstm", cells=3)
-    blocks = model.recurrent_weight_matrices()
+    blocks = model.body.recurrent_weight_matrices()
     assert len(blocks) == 3 and all(b.shape == (20, 5) for b in blocks)
-    torch.testing.assert_close(torch.cat(blocks), model.weight_hh.detach())
+    torch.testing.assert_close(torch.cat(blocks), model.body.weight_hh.detach())
 
 
 def test_dropout_only_in_training():
@@ -238,5 +248,5 @@ def test_dropout_only_in_training():
 def test_default_init_ranges():
     model = build_model("attention_lstm", DYCK, embedding_dim=30, hidden_size=12)
     bound = 1 / math.sqrt(12)
-    assert model.weight_hh.abs().max() <= bound and model.encoder.weight.abs().max() <= 0.1
+    assert model.body.weight_hh.abs().max() <= bound and model.encoder.weight.abs().max() <= 0.1
     assert torch.count_nonzero(model.decoder.bias) == 0

@@ -28,7 +28,7 @@ def smoke_run(tmp_path_factory):
 
 
 def test_tables_hold_paper_and_reproduced_numbers(smoke_run):
-    table = pd.read_csv(smoke_run / "results/tables/seed000_table1.csv")
+    table = pd.read_csv(smoke_run / "results/tables/second_order_lstm_table1.csv")
     assert {"paper", "mean", "n_seeds", "delta", "floor", "verdict"} <= set(table.columns)
     smoke_datasets = {"dyck_m4", "dyck_m6"}
     ran = table[table["dataset"].isin(smoke_datasets)]
@@ -42,14 +42,14 @@ def test_tables_hold_paper_and_reproduced_numbers(smoke_run):
         assert row["floor"] <= row["mean"] < 8, row.to_dict()
     for _, row in ran[ran["metric"].str.endswith("_wcpa")].iterrows():
         assert 0.0 <= row["mean"] <= 1.0
-    assert (smoke_run / "results/tables/seed000_table1.md").read_text().count("|") > 20
-    seed001 = pd.read_csv(smoke_run / "results/tables/seed001_table2_dyck.csv")
-    smoke_rows = seed001.loc[seed001["dataset"].isin(smoke_datasets), "verdict"]
+    assert (smoke_run / "results/tables/second_order_lstm_table1.md").read_text().count("|") > 20
+    multi_matrix = pd.read_csv(smoke_run / "results/tables/multi_matrix_table2_dyck.csv")
+    smoke_rows = multi_matrix.loc[multi_matrix["dataset"].isin(smoke_datasets), "verdict"]
     compared = smoke_rows[smoke_rows != "info"]
     assert len(compared) and compared.str.startswith("smoke-scale ").all()
 
 
-@pytest.mark.parametrize("table", ["seed000_table1", "seed001_table2_dyck"])
+@pytest.mark.parametrize("table", ["second_order_lstm_table1", "multi_matrix_table2_dyck"])
 def test_tables_state_the_scale_and_its_reductions(smoke_run, table):
     header = (smoke_run / f"results/tables/{table}.md").read_text().split("Columns:")[0]
     assert "Scale smoke: reduced from the papers' settings" in header
@@ -59,7 +59,7 @@ def test_tables_state_the_scale_and_its_reductions(smoke_run, table):
 
 
 def test_run_outputs_are_complete_and_consistent(smoke_run):
-    run = smoke_run / "results/runs/seed000/dyck_m4/attention_lstm/seed1"
+    run = smoke_run / "results/runs/second_order_lstm/dyck_m4/attention_lstm/seed1"
     metrics = json.loads((run / "metrics.json").read_text())
     history = pd.read_csv(run / "history.csv")
     assert metrics["epochs"] == len(history) == 2 and metrics["scale"] == "smoke"
@@ -72,7 +72,7 @@ def test_run_outputs_are_complete_and_consistent(smoke_run):
     floor = json.loads((smoke_run / "results/data/dyck_m4/floor.json").read_text())
     assert set(floor) == {"train", "val", "test"} and all(f > 1 for f in floor.values())
     dyck_rnn = json.loads(
-        (smoke_run / "results/runs/seed001/dyck_m4/dyck_rnn/seed1/metrics.json").read_text()
+        (smoke_run / "results/runs/multi_matrix/dyck_m4/dyck_rnn/seed1/metrics.json").read_text()
     )
     assert dyck_rnn["test"]["ppl"] is None and dyck_rnn["params"]["total"] == 5
 
@@ -81,7 +81,7 @@ def test_figures_are_pngs_stating_the_scale(smoke_run):
     from PIL import Image
 
     for name in ("fig2_ldpa", "fig3_val_wcpa", "fig4_pabs", "fig6_heatmap"):
-        path = smoke_run / f"results/figures/seed000_{name}.png"
+        path = smoke_run / f"results/figures/second_order_lstm_{name}.png"
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
         with Image.open(path) as image:  # the footer's text, also kept as PNG metadata
             assert "Scale smoke: reduced" in image.text["Description"], name
@@ -104,7 +104,7 @@ def test_second_run_executes_nothing(smoke_run):
 
 def test_changing_one_model_reruns_only_its_jobs(smoke_run):
     config = smoke_config()
-    config["experiments"]["seed000"]["models"]["lstm"]["dataset_hparams"]["dyck"][
+    config["experiments"]["second_order_lstm"]["models"]["lstm"]["dataset_hparams"]["dyck"][
         "embedding_dim"
     ] = 31
     proc = run_snakemake(smoke_run, config, "dyck", "-n", "--quiet", "rules")
@@ -114,7 +114,7 @@ def test_changing_one_model_reruns_only_its_jobs(smoke_run):
         for line in out.splitlines()
         if len(line.split()) == 2 and line.split()[1].isdigit()
     )
-    assert stats.get("train") == "2", out  # seed000 lstm on m4 and m6 only
+    assert stats.get("train") == "2", out  # second_order_lstm lstm on m4 and m6 only
     assert stats.get("evaluate_dyck") == "2", out
     assert "dyck_data" not in stats
 

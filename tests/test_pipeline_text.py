@@ -16,8 +16,15 @@ from pipeline_utils import base_config, fixture_mirror, run_snakemake, write_fix
 
 pytestmark = pytest.mark.slow
 
-SEED001_MODELS = ("lstm", "mmlstm_2l", "rnn")
-SEED003_MODELS = ("so_de_tanh", "so_id", "first_order_rnn", "mi_rnn", "ratio_1", "ratio_2")
+MULTI_MATRIX_MODELS = ("lstm", "mmlstm_2l", "rnn")
+GENERAL_SECOND_ORDER_MODELS = (
+    "so_de_tanh",
+    "so_id",
+    "first_order_rnn",
+    "mi_rnn",
+    "ratio_1",
+    "ratio_2",
+)
 
 
 def text_config(mirror: str, sources: str) -> dict:
@@ -26,16 +33,18 @@ def text_config(mirror: str, sources: str) -> dict:
     config["scale"] = "smoke"
     config["data_mirror"] = mirror
     config["data_sources"] = sources
-    seed001 = config["experiments"]["seed001"]
-    seed001["datasets"] = [d for d in seed001["datasets"] if d != "dyck"]
-    seed001["models"] = {m: seed001["models"][m] for m in SEED001_MODELS}
-    for model in seed001["models"].values():
+    multi_matrix = config["experiments"]["multi_matrix"]
+    multi_matrix["datasets"] = [d for d in multi_matrix["datasets"] if d != "dyck"]
+    multi_matrix["models"] = {m: multi_matrix["models"][m] for m in MULTI_MATRIX_MODELS}
+    for model in multi_matrix["models"].values():
         if "datasets" in model:
             model["datasets"] = [d for d in model["datasets"] if d != "dyck"]
         model.get("dataset_hparams", {}).pop("dyck", None)
-    seed003 = config["experiments"]["seed003"]
-    seed003["models"] = {m: seed003["models"][m] for m in SEED003_MODELS}
-    del config["experiments"]["seed000"]
+    general_second_order = config["experiments"]["general_second_order"]
+    general_second_order["models"] = {
+        m: general_second_order["models"][m] for m in GENERAL_SECOND_ORDER_MODELS
+    }
+    del config["experiments"]["second_order_lstm"]
     return config
 
 
@@ -50,38 +59,45 @@ def fixtures(tmp_path_factory):
 def text_run(tmp_path_factory, fixtures):
     workdir = tmp_path_factory.mktemp("text")
     config = text_config(str(fixtures / "mirror"), str(fixtures / "sources.yaml"))
-    run_snakemake(workdir, config, "results/tables/seed001_table2_ptb.md", "seed003")
+    run_snakemake(
+        workdir, config, "results/tables/multi_matrix_table2_ptb.md", "general_second_order"
+    )
     return workdir, config
 
 
 def test_ptb_tables_hold_runs_and_paper_numbers(text_run):
     workdir, _ = text_run
-    table = pd.read_csv(workdir / "results/tables/seed001_table2_ptb.csv")
-    ran = table[table["model"].isin(SEED001_MODELS) & table["metric"].isin(["test_bpc", "test_ce"])]
+    table = pd.read_csv(workdir / "results/tables/multi_matrix_table2_ptb.csv")
+    ran = table[
+        table["model"].isin(MULTI_MATRIX_MODELS) & table["metric"].isin(["test_bpc", "test_ce"])
+    ]
     assert set(ran["dataset"]) == {"ptb_char", "ptb_word"}
     assert (ran["n_seeds"] == 1).all() and ran["paper"].notna().all()
     assert ran["mean"].between(0.5, 12).all()  # bits per char / nats per word, near uniform
-    assert set(table.loc[~table["model"].isin(SEED001_MODELS), "verdict"]) == {
+    assert set(table.loc[~table["model"].isin(MULTI_MATRIX_MODELS), "verdict"]) == {
         "not run at smoke scale"
     }
-    seed003 = pd.read_csv(workdir / "results/tables/seed003_table1.csv")
-    bpc = seed003[(seed003["metric"] == "test_bpc") & seed003["model"].isin(SEED003_MODELS)]
+    general_second_order = pd.read_csv(workdir / "results/tables/general_second_order_table1.csv")
+    bpc = general_second_order[
+        (general_second_order["metric"] == "test_bpc")
+        & general_second_order["model"].isin(GENERAL_SECOND_ORDER_MODELS)
+    ]
     assert len(bpc) == 4 and (bpc["n_seeds"] == 1).all()
-    assert "Scale smoke" in (workdir / "results/tables/seed003_table1.md").read_text()
+    assert "Scale smoke" in (workdir / "results/tables/general_second_order_table1.md").read_text()
 
 
 def test_text_metrics_and_analyses(text_run):
     workdir, _ = text_run
     runs = workdir / "results/runs"
-    char = json.loads((runs / "seed001/ptb_char/lstm/seed1/metrics.json").read_text())
-    word = json.loads((runs / "seed001/ptb_word/lstm/seed1/metrics.json").read_text())
+    char = json.loads((runs / "multi_matrix/ptb_char/lstm/seed1/metrics.json").read_text())
+    word = json.loads((runs / "multi_matrix/ptb_word/lstm/seed1/metrics.json").read_text())
     assert char["test"]["bpc"] > 0 and char["test"]["ce"] is None
     assert word["test"]["ce"] == pytest.approx(word["test"]["loss"]) and word["test"]["bpc"] is None
     assert char["scale"] == "smoke" and char["run"]["text"]["framing"] == "eos"
     # every character of the test split plus one <eos> per sentence is scored
     test = (workdir / "results/data/ptb_char/test.txt").read_text().splitlines()
     assert char["test"]["tokens"] == sum(len(line.split()) + 1 for line in test)
-    fold = runs / "seed003/ptb_lines_unigram_fold1/so_id/seed1"
+    fold = runs / "general_second_order/ptb_lines_unigram_fold1/so_id/seed1"
     positions = pd.read_csv(fold / "position_loss.csv")
     assert positions["position"].min() == 1 and (positions["count"] > 0).all()
     examples = json.loads((fold / "examples.json").read_text())
@@ -89,7 +105,7 @@ def test_text_metrics_and_analyses(text_run):
     from PIL import Image
 
     for name in ("fig1_ratio", "fig2_examples", "fig3_position_loss"):
-        path = workdir / f"results/figures/seed003_{name}.png"
+        path = workdir / f"results/figures/general_second_order_{name}.png"
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         with Image.open(path) as image:
             assert "Scale smoke: reduced" in image.text["Description"], name
@@ -105,7 +121,9 @@ def test_folds_are_disjoint_and_cover_the_corpus(text_run):
 
 def test_second_run_executes_nothing(text_run):
     workdir, config = text_run
-    proc = run_snakemake(workdir, config, "results/tables/seed001_table2_ptb.md", "seed003", "-n")
+    proc = run_snakemake(
+        workdir, config, "results/tables/multi_matrix_table2_ptb.md", "general_second_order", "-n"
+    )
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
@@ -194,5 +212,9 @@ def test_full_smoke_dag_plans_every_paper_target(tmp_path, fixtures):
     out = proc.stdout + proc.stderr
     for rule in ("download", "ptb_text", "ptb_lines_fold", "evaluate_text", "analyse_positions"):
         assert rule in out
-    for table in ("table_seed001_table2_ptb", "table_seed001_table3", "table_seed003_table1"):
+    for table in (
+        "table_multi_matrix_table2_ptb",
+        "table_multi_matrix_table3",
+        "table_general_second_order_table1",
+    ):
         assert table in out

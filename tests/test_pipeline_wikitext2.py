@@ -15,10 +15,10 @@ MODELS = ("lstm", "attention_lstm", "attention_lstm_5")
 def wikitext2_config(mirror: str, sources: str) -> dict:
     config = base_config()
     config.update(scale="smoke", data_mirror=mirror, data_sources=sources)
-    config["experiments"] = {"seed000": config["experiments"]["seed000"]}
-    config["experiments"]["seed000"]["datasets"] = ["wikitext2"]
-    del config["experiments"]["seed000"]["models"]["assignment_lstm"]
-    for model in config["experiments"]["seed000"]["models"].values():
+    config["experiments"] = {"second_order_lstm": config["experiments"]["second_order_lstm"]}
+    config["experiments"]["second_order_lstm"]["datasets"] = ["wikitext2"]
+    del config["experiments"]["second_order_lstm"]["models"]["assignment_lstm"]
+    for model in config["experiments"]["second_order_lstm"]["models"].values():
         model.get("dataset_hparams", {}).pop("dyck", None)
         model.pop("datasets", None)
     return config
@@ -37,18 +37,18 @@ def wt2_run(tmp_path_factory):
 
 def test_table2_holds_every_model_with_paper_numbers(wt2_run):
     work, _ = wt2_run
-    table = pd.read_csv(work / "results/tables/seed000_table2.csv")
+    table = pd.read_csv(work / "results/tables/second_order_lstm_table2.csv")
     assert set(table["model"]) == set(MODELS)
     ppl = table[table["metric"].isin(["val_ppl", "test_ppl"])]
     assert (ppl["n_seeds"] == 1).all() and ppl["paper"].notna().all()
     assert ppl["verdict"].str.startswith("smoke-scale ").all()
-    header = (work / "results/tables/seed000_table2.md").read_text().split("Columns:")[0]
+    header = (work / "results/tables/second_order_lstm_table2.md").read_text().split("Columns:")[0]
     assert "Scale smoke: reduced" in header
 
 
 def test_stream_metrics_and_history(wt2_run):
     work, _ = wt2_run
-    run = work / "results/runs/seed000/wikitext2/attention_lstm_5/seed1"
+    run = work / "results/runs/second_order_lstm/wikitext2/attention_lstm_5/seed1"
     metrics = json.loads((run / "metrics.json").read_text())
     vocab = (work / "results/data/wikitext2/vocab.txt").read_text().split("\n")[:-1]
     assert 1 < metrics["test"]["ppl"] < 2 * len(vocab)  # finite, near uniform after 2 epochs
@@ -63,30 +63,36 @@ def test_stream_metrics_and_history(wt2_run):
 
 def test_attention_analyses(wt2_run):
     work, _ = wt2_run
-    pabs = pd.read_csv(work / "results/runs/seed000/wikitext2/attention_lstm_5/seed1/pabs.csv")
+    pabs = pd.read_csv(
+        work / "results/runs/second_order_lstm/wikitext2/attention_lstm_5/seed1/pabs.csv"
+    )
     assert pabs["pair"].nunique() == 10  # every pair of 5 cells
     assert pabs["angle_deg"].between(0, 90).all()
-    heat = pd.read_csv(work / "results/runs/seed000/wikitext2/attention_lstm_5/seed1/heatmap.csv")
+    heat = pd.read_csv(
+        work / "results/runs/second_order_lstm/wikitext2/attention_lstm_5/seed1/heatmap.csv"
+    )
     assert heat["cell"].nunique() == 5 and "<start>" not in set(heat["token"])
     for name in ("fig5_pabs_wikitext2", "fig6_heatmap_wikitext2"):
-        assert (work / f"results/figures/seed000_{name}.png").stat().st_size > 5000
+        assert (work / f"results/figures/second_order_lstm_{name}.png").stat().st_size > 5000
 
 
 def test_syntactic_evaluation_table(wt2_run):
     work, _ = wt2_run
-    result = pd.read_csv(work / "results/runs/seed000/wikitext2/lstm/seed1/syneval.csv")
+    result = pd.read_csv(work / "results/runs/second_order_lstm/wikitext2/lstm/seed1/syneval.csv")
     assert set(result["category"]) == {
         "simple_agrmt", "subj_rel", "simple_npi G>I", "simple_npi I>U", "simple_npi G>U",
         "npi_across G>I", "npi_across I>U", "npi_across G>U",
     }  # fmt: skip
-    assert (result[["experiment", "model", "seed"]].iloc[0] == ["seed000", "lstm", 1]).all()
+    assert (
+        result[["experiment", "model", "seed"]].iloc[0] == ["second_order_lstm", "lstm", 1]
+    ).all()
     agreement = result.set_index("category").loc["simple_agrmt"]
     assert agreement["pairs"] == 2 and agreement["unk_pairs"] == 2  # "say", "says" not in train
     assert result["accuracy"].between(0, 1).all()
-    table = pd.read_csv(work / "results/tables/seed000_table3.csv")
+    table = pd.read_csv(work / "results/tables/second_order_lstm_table3.csv")
     assert len(table) == 19 and list(table.columns[:2]) == ["category", "pairs"]
     assert set(table.columns[2:]) == {c for m in MODELS for c in (m, f"{m} <unk> pairs")}
-    md = (work / "results/tables/seed000_table3.md").read_text()
+    md = (work / "results/tables/second_order_lstm_table3.md").read_text()
     assert "Cross Clause NPI, intrusive vs. ungrammatical / Attention" in md
     assert "smoke-scale" in md and "Scale smoke: reduced" in md
 

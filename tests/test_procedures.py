@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from rnnrepro.training import NonFiniteLoss, TrainingSettings, train
+from rnnrepro.procedures import Procedure
+from rnnrepro.training import NonFiniteLoss, train
 
 
 class Counter(nn.Module):
@@ -39,7 +40,7 @@ def run(tmp_path, val_losses, train_losses=None, **settings):
     task = ScriptedTask(batch_loss, lambda m: {"loss": next(epochs)})
     result, best = train(
         model,
-        TrainingSettings(**{**defaults, **settings}),
+        Procedure(**{**defaults, **settings}),
         task,
         checkpoint=tmp_path / "ckpt.pt",
         digest="test",
@@ -131,10 +132,10 @@ def test_weight_decay_enters_the_gradient(tmp_path):
 
 def test_unknown_optimizer_and_asgd_without_sgd_are_refused():
     with pytest.raises(ValueError, match="unknown optimizer 'adagrad'"):
-        TrainingSettings(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
+        Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
                          optimizer="adagrad")  # fmt: skip
     with pytest.raises(ValueError, match="needs optimizer: sgd"):
-        TrainingSettings(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
+        Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
                          asgd_nonmono=5)  # fmt: skip
 
 
@@ -147,7 +148,7 @@ def asgd_run(tmp_path, losses, nonmono):
         seen.append(m.w.item())
         return {"loss": next(scripted)}
 
-    settings = TrainingSettings(
+    settings = Procedure(
         lr=0.1, batch_size=1, max_epochs=len(losses), early_stopping_patience=99,
         optimizer="sgd", asgd_nonmono=nonmono,
     )  # fmt: skip

@@ -76,7 +76,8 @@ def test_editing_a_model_module_reruns_only_its_runs(tmp_path):
     config = base_config()
     config["scale"] = "smoke"
     targets = [
-        f"results/runs/seed001/dyck_m4/{model}/seed1/metrics.json" for model in ("lstm", "dyck_rnn")
+        f"results/runs/multi_matrix/dyck_m4/{model}/seed1/metrics.json"
+        for model in ("lstm", "dyck_rnn")
     ]
     work = tmp_path / "work"
     work.mkdir()
@@ -98,7 +99,7 @@ def test_editing_a_model_module_reruns_only_its_runs(tmp_path):
     module.write_text(module.read_text() + "\n# an edit\n")
     assert planned() == {"train": 1, "evaluate_dyck": 1}  # dyck_rnn only
     run_snakemake(work, config, *targets, snakefile=repo / "Snakefile")
-    log = (work / "results/logs/train/seed001/dyck_m4/dyck_rnn/seed1.log").read_text()
+    log = (work / "results/logs/train/multi_matrix/dyck_m4/dyck_rnn/seed1.log").read_text()
     assert "it belongs to other settings, data or code" in log  # trained afresh, not resumed
     core = repo / "src/rnnrepro/training.py"
     core.write_text(core.read_text() + "\n# an edit\n")

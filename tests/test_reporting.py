@@ -34,7 +34,7 @@ def run_script(name: str, argv: list) -> None:
 
 
 def run_dir(root: Path, model: str, seed: int, dataset: str = "dyck_m4") -> Path:
-    path = root / "runs" / "seed000" / dataset / model / f"seed{seed}"
+    path = root / "runs" / "second_order_lstm" / dataset / model / f"seed{seed}"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -49,7 +49,7 @@ def write_metrics(
     recurrent: int = 2064,
 ) -> Path:
     metrics = {
-        "experiment": "seed000",
+        "experiment": "second_order_lstm",
         "dataset": dataset,
         "model": model,
         "seed": seed,
@@ -68,12 +68,12 @@ def write_metrics(
 def reference(*rows: tuple) -> pd.DataFrame:
     cols = ["experiment", "dataset", "model", "metric", "value", "comparison"]
     return pd.DataFrame(
-        [dict(zip(cols, ("seed000", "dyck_m4", *row), strict=True)) for row in rows]
+        [dict(zip(cols, ("second_order_lstm", "dyck_m4", *row), strict=True)) for row in rows]
     )
 
 
 def test_reference_has_table1_numbers():
-    t1 = load_reference("seed000", "Table 1")
+    t1 = load_reference("second_order_lstm", "Table 1")
     assert len(t1) == 30
     row = t1[(t1.dataset == "dyck_m4") & (t1.model == "lstm") & (t1.metric == "test_ppl")]
     assert row["value"].item() == pytest.approx(2.393)
@@ -81,9 +81,11 @@ def test_reference_has_table1_numbers():
     assert m8.loc["test_wcpa", "value"] == pytest.approx(0.667)
     assert m8.loc["params", "value"] == 8600
     assert t1["source"].str.startswith("seed 000, Table 1").all()
-    seed001 = load_reference("seed001")
-    assert set(seed001["comparison"]) == {"=", "<", "<="}
-    assert (seed001.query("metric == 'test_wcpa' and model == 'dyck_rnn'")["value"] == 1.0).all()
+    multi_matrix = load_reference("multi_matrix")
+    assert set(multi_matrix["comparison"]) == {"=", "<", "<="}
+    assert (
+        multi_matrix.query("metric == 'test_wcpa' and model == 'dyck_rnn'")["value"] == 1.0
+    ).all()
 
 
 def test_collect_metrics_and_mean_std(tmp_path):
@@ -182,7 +184,7 @@ def test_make_table_cli(tmp_path):
         "make_table",
         [
             "--paper",
-            "seed000",
+            "second_order_lstm",
             "--table",
             "Table 1",
             "--metrics",
@@ -221,6 +223,9 @@ class FakeAttention:
 
     hard = True
     temperature = 0.5
+
+    def set_hard(self, hard: bool) -> None:
+        self.hard = hard
 
     def attention_weights(self, tokens: torch.Tensor) -> torch.Tensor:
         scores = torch.stack([tokens.float(), -tokens.float()], dim=-1)
@@ -302,10 +307,10 @@ def figure_inputs(root: Path, kind: str) -> list[Path]:
     return paths[:1] if kind == "heatmap" else paths
 
 
-SEED000_FIGURES = ("ldpa", "val_wcpa", "pabs", "heatmap")
+SECOND_ORDER_LSTM_FIGURES = ("ldpa", "val_wcpa", "pabs", "heatmap")
 
 
-@pytest.mark.parametrize("kind", SEED000_FIGURES)
+@pytest.mark.parametrize("kind", SECOND_ORDER_LSTM_FIGURES)
 def test_figures_write_png(tmp_path, kind):
     out = tmp_path / f"{kind}.png"
     FIGURES[kind](figure_inputs(tmp_path, kind), out)
@@ -313,7 +318,7 @@ def test_figures_write_png(tmp_path, kind):
 
 
 def test_run_key_rejects_unstructured_path():
-    assert run_key("results/runs/seed000/dyck_m4/lstm/seed3/ldpa.csv")["seed"] == 3
+    assert run_key("results/runs/second_order_lstm/dyck_m4/lstm/seed3/ldpa.csv")["seed"] == 3
     with pytest.raises(ValueError):
         run_key("ldpa.csv")
 
@@ -370,7 +375,7 @@ def write_lm_metrics(
     return path / "metrics.json"
 
 
-def write_seed003_outputs(metrics_path: Path, shift: float = 0.0) -> list[Path]:
+def write_general_second_order_outputs(metrics_path: Path, shift: float = 0.0) -> list[Path]:
     """position_loss.csv and examples.json next to a metrics.json."""
     run = metrics_path.parent
     positions = pd.DataFrame(
@@ -393,7 +398,7 @@ def write_seed003_outputs(metrics_path: Path, shift: float = 0.0) -> list[Path]:
 
 
 def test_reference_has_ptb_numbers():
-    t2 = load_reference("seed001", "Table 2")
+    t2 = load_reference("multi_matrix", "Table 2")
     char = t2[t2.dataset == "ptb_char"].set_index(["model", "metric"])["value"]
     word = t2[t2.dataset == "ptb_word"].set_index(["model", "metric"])["value"]
     assert len(char) == 20 and len(word) == 12
@@ -409,40 +414,47 @@ def test_reference_has_ptb_numbers():
         "lstm_2l",
         "mmlstm_2l",
     }
-    t1 = load_reference("seed001", "Table 1")
+    t1 = load_reference("multi_matrix", "Table 1")
     ptb1 = t1[t1.dataset.str.startswith("ptb")].set_index(["dataset", "model", "metric"])
     assert len(ptb1) == 32
     assert ptb1.loc[("ptb_char", "mmlstm_2l", "train_minutes"), "value"] == 252
     assert ptb1.loc[("ptb_word", "mmlstm_2l", "epochs"), "value"] == 50
-    t3 = load_reference("seed001", "Table 3")
+    t3 = load_reference("multi_matrix", "Table 3")
     assert len(t3) == 24 and set(t3.dataset) == {f"ptb_char_cut{c}" for c in (25, 50, 75)}
     cut = t3[t3.metric == "test_bpc"].set_index(["dataset", "model"])["value"]
     assert cut["ptb_char_cut50", "mmlstm_2l"] == pytest.approx(1.411)
-    s3 = load_reference("seed003", ["Table 1", "Section 4.1"])
+    s3 = load_reference("general_second_order", ["Table 1", "Section 4.1"])
     assert len(s3) == 20 and set(s3.dataset) == {"ptb_lines_unigram"}
     bpc = s3[s3.metric == "test_bpc"].set_index("model")["value"]
     assert bpc["so_tanh"] == pytest.approx(1.12) and bpc["so_e_id"] == pytest.approx(1.23)
     assert "mi_rnn_id" not in bpc and bpc["first_order_rnn"] == pytest.approx(1.27)
     assert (s3.loc[s3.metric == "params_total", "value"] == 500_000).all()
-    for paper, table in (("seed001", "Table 2"), ("seed001", "Table 3"), ("seed003", "Table 1")):
+    for paper, table in (
+        ("multi_matrix", "Table 2"),
+        ("multi_matrix", "Table 3"),
+        ("general_second_order", "Table 1"),
+    ):
         rows = load_reference(paper, table)
-        assert rows["source"].str.startswith(f"seed {paper[4:]}, {table}").all()
+        number = {"multi_matrix": "001", "general_second_order": "003"}[paper]
+        assert rows["source"].str.startswith(f"seed {number}, {table}").all()
 
 
 def test_bpc_ce_verdicts_and_dyck_metrics_mix(tmp_path):
     paths = [
-        write_lm_metrics(tmp_path, "seed001", "ptb_char", "lstm", 1, bpc=1.310),
-        write_lm_metrics(tmp_path, "seed001", "ptb_char", "lstm", 2, bpc=1.312),
-        write_lm_metrics(tmp_path, "seed001", "ptb_char", "mmlstm", 1, bpc=1.40),
-        write_lm_metrics(tmp_path, "seed001", "ptb_word", "lstm", 1, ce=4.83, total=1_996_000),
-        write_lm_metrics(tmp_path, "seed001", "ptb_word", "mmlstm", 1, ce=5.10, total=2_003_000),
-        write_lm_metrics(tmp_path, "seed001", "ptb_char_cut25", "lstm", 1, bpc=1.2),
+        write_lm_metrics(tmp_path, "multi_matrix", "ptb_char", "lstm", 1, bpc=1.310),
+        write_lm_metrics(tmp_path, "multi_matrix", "ptb_char", "lstm", 2, bpc=1.312),
+        write_lm_metrics(tmp_path, "multi_matrix", "ptb_char", "mmlstm", 1, bpc=1.40),
+        write_lm_metrics(tmp_path, "multi_matrix", "ptb_word", "lstm", 1, ce=4.83, total=1_996_000),
+        write_lm_metrics(
+            tmp_path, "multi_matrix", "ptb_word", "mmlstm", 1, ce=5.10, total=2_003_000
+        ),
+        write_lm_metrics(tmp_path, "multi_matrix", "ptb_char_cut25", "lstm", 1, bpc=1.2),
         write_metrics(tmp_path, "lstm", 1, 2.4, 0.9),  # Dyck format: no bpc / ce
     ]
     runs = collect_metrics(paths)
     assert runs["test_bpc"].isna().tolist() == [False] * 3 + [True] * 2 + [False, True]
     assert runs["test_ce"].notna().sum() == 2 and runs.loc[6, "test_ppl"] == 2.4
-    ref = load_reference("seed001", "Table 2")
+    ref = load_reference("multi_matrix", "Table 2")
     ref = ref[ref.model.isin(["lstm", "mmlstm", "rnn"])].reset_index(drop=True)
     table = build_table(ref, runs, {}).set_index(["dataset", "model", "metric"])
     assert table.loc[("ptb_char", "lstm", "test_bpc"), "verdict"] == "match"  # +0.3 %
@@ -465,18 +477,27 @@ def test_family_rows_aggregate_folds_and_seeds(tmp_path):
     values = {(1, 1): 1.10, (1, 2): 1.12, (2, 1): 1.13, (2, 2): 1.11, (3, 1): 1.14, (3, 2): 1.12}
     paths = [
         write_lm_metrics(
-            tmp_path, "seed003", f"ptb_lines_unigram_fold{fold}", "so_tanh", seed, bpc=bpc
+            tmp_path,
+            "general_second_order",
+            f"ptb_lines_unigram_fold{fold}",
+            "so_tanh",
+            seed,
+            bpc=bpc,
         )
         for (fold, seed), bpc in values.items()
     ]
     paths += [
-        write_lm_metrics(tmp_path, "seed003", "ptb_lines_bigram_fold1", "so_tanh", 1, bpc=2.0),
-        write_lm_metrics(tmp_path, "seed003", "ptb_lines_unigram_fold1", "so_id", 1, bpc=1.30),
+        write_lm_metrics(
+            tmp_path, "general_second_order", "ptb_lines_bigram_fold1", "so_tanh", 1, bpc=2.0
+        ),
+        write_lm_metrics(
+            tmp_path, "general_second_order", "ptb_lines_unigram_fold1", "so_id", 1, bpc=1.30
+        ),
     ]
     runs = collect_metrics(paths)
     assert runs["family"].tolist()[:2] == ["ptb_lines_unigram"] * 2
     assert runs["fold"].tolist()[:3] == [1, 1, 2]
-    ref = load_reference("seed003", "Table 1")
+    ref = load_reference("general_second_order", "Table 1")
     table = build_table(ref, runs, {}).set_index("model")
     row = table.loc["so_tanh"]
     expected = list(values.values())
@@ -491,7 +512,9 @@ def test_family_rows_aggregate_folds_and_seeds(tmp_path):
 
 def test_make_table_cli_notes_and_tolerances(tmp_path):
     paths = [
-        write_lm_metrics(tmp_path, "seed003", f"ptb_lines_unigram_fold{k}", "so_d_tanh", 1, 1.15)
+        write_lm_metrics(
+            tmp_path, "general_second_order", f"ptb_lines_unigram_fold{k}", "so_d_tanh", 1, 1.15
+        )
         for k in (1, 2)
     ]
     out_csv, out_md = tmp_path / "t.csv", tmp_path / "t.md"
@@ -500,7 +523,7 @@ def test_make_table_cli_notes_and_tolerances(tmp_path):
         "make_table",
         [
             "--paper",
-            "seed003",
+            "general_second_order",
             "--table",
             "Table 1",
             "Section 4.1",
@@ -524,7 +547,7 @@ def test_make_table_cli_notes_and_tolerances(tmp_path):
     assert table.loc[("so_d_tanh", "test_bpc"), "n_seeds"] == 2
     assert table.loc[("so_d_tanh", "params_total"), "verdict"] == "differs"  # 4.5M vs 500k
     md = out_md.read_text().splitlines()
-    assert md[0].startswith("# seed003 Table 1 + Section 4.1")
+    assert md[0].startswith("# general_second_order Table 1 + Section 4.1")
     header = md[: md.index("Columns:")]
     assert f"> {note1}  " in header and f"> {note2}  " in header
     assert any("Scale of the runs read: paper (2 runs)" in line for line in header)
@@ -534,11 +557,13 @@ def test_make_table_cli_notes_and_tolerances(tmp_path):
 
 
 def test_make_table_info_only_table(tmp_path):
-    metrics = write_lm_metrics(tmp_path, "seed001", "ptb_char", "lstm", 1, bpc=1.3, scale="cpu")
+    metrics = write_lm_metrics(
+        tmp_path, "multi_matrix", "ptb_char", "lstm", 1, bpc=1.3, scale="cpu"
+    )
     out_csv, out_md = tmp_path / "t.csv", tmp_path / "t.md"
     run_script(
         "make_table",
-        ["--paper", "seed001", "--table", "Table 1", "--datasets", "ptb_char", "ptb_word"]
+        ["--paper", "multi_matrix", "--table", "Table 1", "--datasets", "ptb_char", "ptb_word"]
         + ["--metrics", metrics, "--out-csv", out_csv, "--out-md", out_md],
     )
     table = pd.read_csv(out_csv)
@@ -549,7 +574,7 @@ def test_make_table_info_only_table(tmp_path):
     assert "information only" in md and "Reduced-scale runs" in md
 
 
-def seed003_ratio_inputs(root: Path) -> list[Path]:
+def general_second_order_ratio_inputs(root: Path) -> list[Path]:
     paths = []
     for family, base in (("ptb_lines_unigram", 1.2), ("ptb_lines_bigram", 1.4)):
         for ratio in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20):
@@ -559,13 +584,19 @@ def seed003_ratio_inputs(root: Path) -> list[Path]:
                     bpc = base + 0.02 * abs(math.log(ratio / 2)) + 0.01 * fold + 0.003 * seed
                     paths.append(
                         write_lm_metrics(
-                            root, "seed003", f"{family}_fold{fold}", model, seed, bpc, ratio=ratio
+                            root,
+                            "general_second_order",
+                            f"{family}_fold{fold}",
+                            model,
+                            seed,
+                            bpc,
+                            ratio=ratio,
                         )
                     )
     return paths
 
 
-def seed003_best_inputs(root: Path) -> list[Path]:
+def general_second_order_best_inputs(root: Path) -> list[Path]:
     """so_tanh has the best mean; mi_rnn has the single lowest run (a lucky fold)."""
     runs = {
         ("so_tanh", 1): 1.12,
@@ -578,14 +609,20 @@ def seed003_best_inputs(root: Path) -> list[Path]:
     }
     paths = []
     for (model, fold), bpc in runs.items():
-        metrics = write_lm_metrics(root, "seed003", f"ptb_lines_unigram_fold{fold}", model, 1, bpc)
-        paths += [metrics, *write_seed003_outputs(metrics, shift=bpc)]
+        metrics = write_lm_metrics(
+            root, "general_second_order", f"ptb_lines_unigram_fold{fold}", model, 1, bpc
+        )
+        paths += [metrics, *write_general_second_order_outputs(metrics, shift=bpc)]
     return paths
 
 
 @pytest.mark.parametrize("kind", ["ratio", "position_loss", "examples"])
-def test_seed003_figures_write_png(tmp_path, kind):
-    inputs = seed003_ratio_inputs(tmp_path) if kind == "ratio" else seed003_best_inputs(tmp_path)
+def test_general_second_order_figures_write_png(tmp_path, kind):
+    inputs = (
+        general_second_order_ratio_inputs(tmp_path)
+        if kind == "ratio"
+        else general_second_order_best_inputs(tmp_path)
+    )
     out = tmp_path / f"{kind}.png"
     run_script("make_figure", [kind, "--inputs", *inputs, "--out", out])
     assert out.read_bytes()[:4] == b"\x89PNG" and out.stat().st_size > 5000
@@ -594,7 +631,7 @@ def test_seed003_figures_write_png(tmp_path, kind):
 def test_ratio_figure_reads_ratio_from_metrics(tmp_path):
     from rnnrepro.reporting.figures import ratio_from_model, read_metrics
 
-    df = read_metrics(seed003_ratio_inputs(tmp_path))
+    df = read_metrics(general_second_order_ratio_inputs(tmp_path))
     assert sorted(df["ratio"].unique()) == [0.1, 0.2, 0.5, 1, 2, 5, 10, 20]
     assert set(df["family"]) == {"ptb_lines_unigram", "ptb_lines_bigram"}
     assert ratio_from_model("ratio_0_5") == 0.5 and ratio_from_model("ratio_20") == 20
@@ -604,7 +641,7 @@ def test_ratio_figure_reads_ratio_from_metrics(tmp_path):
 def test_best_run_selection_for_position_loss_and_examples(tmp_path):
     from rnnrepro.reporting.figures import pick_best_run
 
-    inputs = seed003_best_inputs(tmp_path)
+    inputs = general_second_order_best_inputs(tmp_path)
     for name in ("position_loss.csv", "examples.json"):
         best, path, text = pick_best_run(inputs, name)
         # best model by mean over folds (so_tanh 1.11 < mi_rnn 1.22), then its best run (fold 2)
@@ -618,7 +655,7 @@ def test_best_run_selection_for_position_loss_and_examples(tmp_path):
     with pytest.raises(ValueError, match="not among the inputs"):
         pick_best_run(without, "position_loss.csv")
     # mismatched example lengths are rejected
-    bad = tmp_path / "runs/seed003/ptb_lines_unigram_fold2/so_tanh/seed1/examples.json"
+    bad = tmp_path / "runs/general_second_order/ptb_lines_unigram_fold2/so_tanh/seed1/examples.json"
     bad.write_text(json.dumps([{"target": "abc", "predicted": "ab"}]))
     with pytest.raises(ValueError, match="lengths differ"):
         FIGURES["examples"](inputs, tmp_path / "bad.png")

@@ -23,9 +23,9 @@ pytestmark = pytest.mark.slow
 
 SCRIPTS = ROOT / ".ci" / "slurm"
 CANNOT_HOST = 77  # up.sh's exit status when this machine cannot run the cluster
-RUN = "results/runs/seed000/dyck_m4/lstm/seed1"
-CHECKPOINT = "results/checkpoints/smoke/seed000/dyck_m4/lstm/seed1.pt"
-TRAIN_LOG = "results/logs/train/seed000/dyck_m4/lstm/seed1.log"
+RUN = "results/runs/second_order_lstm/dyck_m4/lstm/seed1"
+CHECKPOINT = "results/checkpoints/smoke/second_order_lstm/dyck_m4/lstm/seed1.pt"
+TRAIN_LOG = "results/logs/train/second_order_lstm/dyck_m4/lstm/seed1.log"
 # Jobs call `python -m ...`: make it this interpreter (a venv need not be activated).
 ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
 
@@ -52,7 +52,7 @@ def small_config(train_size: int | None = None, max_epochs: int | None = None) -
         smoke["dyck"]["sizes"]["train"] = train_size
     if max_epochs:
         smoke["max_epochs"] = max_epochs
-    for experiment, model in (("seed000", "lstm"), ("seed001", "dyck_rnn")):
+    for experiment, model in (("second_order_lstm", "lstm"), ("multi_matrix", "dyck_rnn")):
         models = config["experiments"][experiment]["models"]
         config["experiments"][experiment]["models"] = {model: models[model]}
     return config
@@ -100,7 +100,7 @@ def train_resources(output: str) -> dict:
 
 
 def test_smoke_table_runs_through_slurm_with_a_gpu_per_run(cluster, tmp_path):
-    target = "results/tables/seed000_table1.md"
+    target = "results/tables/second_order_lstm_table1.md"
     proc = subprocess.run(
         snakemake_command(tmp_path, small_config(), target),
         cwd=tmp_path,

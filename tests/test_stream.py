@@ -85,8 +85,9 @@ def test_task_carries_the_state_across_windows_and_resets_it_per_epoch(corpus):
     task.batch_loss(model, next(batches))
     first = task.state_dict()["state"]
     assert first is not None and not first[0].requires_grad  # detached
-    loss, n = task.batch_loss(model, next(batches))
-    assert n == 4 * 10 and loss.requires_grad
+    loss = task.batch_loss(model, next(batches))
+    assert loss.count == 4 * 10 and loss.nll.requires_grad and loss.lr_scale == 1.0
+    assert set(loss.aux) == {"output", "raw_output", "losses"}
     task.start_epoch(1)
     assert task.state_dict()["state"] is None
 

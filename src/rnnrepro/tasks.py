@@ -14,11 +14,19 @@ from pathlib import Path
 import torch
 
 from .data import dyck, text
-from .data.batching import IGNORE_INDEX, Vocabulary, lm_batches, padded_batches, stream_batches
+from .data.batching import (
+    IGNORE_INDEX,
+    Vocabulary,
+    lm_batches,
+    padded_batches,
+    stream_batches,
+    variable_bptt_lengths,
+)
 from .evaluation.dyck import evaluate_dyck
 from .evaluation.text import evaluate_stream, evaluate_text, framing_ids
 from .models.base import RecurrentLM
 from .objectives import sequence_loss
+from .procedures import BatchLoss
 
 # Text batches are drawn from windows of 50 batches sorted by length [A]: the papers do not say
 # how sentences were batched; random batches padded to their longest spend ~2-3x the compute.
@@ -150,8 +158,8 @@ class TextTask(Task):
 
     def batch_loss(self, model, batch):
         inputs, targets = batch
-        logits, _ = model(inputs)
-        return sequence_loss(logits, targets, "vocab", IGNORE_INDEX)
+        logits, _, aux = model.forward_aux(inputs)
+        return BatchLoss(*sequence_loss(logits, targets, "vocab", IGNORE_INDEX), aux)
 
     def evaluate(self, model):
         result = evaluate_text(
@@ -196,14 +204,20 @@ class StreamTask(Task):
         self.state = map_state(lambda t: t.to(self.device), state.get("state"))
 
     def batches(self, epoch: int) -> Iterator:
-        for inputs, targets in stream_batches(self.train, self.batch_size, self.bptt):
+        lengths = None
+        if self.run["training"].get("variable_bptt"):
+            lengths = variable_bptt_lengths(self.bptt, self.seed * 1000 + epoch)
+        for inputs, targets in stream_batches(self.train, self.batch_size, self.bptt, lengths):
             yield inputs.to(self.device), targets.to(self.device)
 
     def batch_loss(self, model, batch):
         inputs, targets = batch
-        logits, state = model(inputs, self.state)
+        logits, state, aux = model.forward_aux(inputs, self.state)
         self.state = map_state(torch.Tensor.detach, state)  # pytorch/examples' repackage_hidden
-        return sequence_loss(logits, targets, "vocab", IGNORE_INDEX)
+        nll, count = sequence_loss(logits, targets, "vocab", IGNORE_INDEX)
+        # a window of variable length scales the LR by its length (AWD-LSTM); 1 otherwise
+        scale = len(inputs) / self.bptt if self.run["training"].get("variable_bptt") else 1.0
+        return BatchLoss(nll, count, aux, scale)
 
     def evaluate(self, model):
         result = evaluate_stream(

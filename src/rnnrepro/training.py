@@ -1,7 +1,7 @@
-"""The one training loop: the procedure's optimiser (Adam, RMSprop or SGD, with weight decay),
-plateau LR decay, NT-ASGD weight averaging with validation on the averaged weights, early
-stopping, best-model selection and per-epoch checkpoints that let a killed job resume with the
-same final numbers."""
+"""The one training loop. It applies a ``Procedure`` (``rnnrepro.procedures``: optimiser,
+schedules, averaging, loss terms, stopping) to a ``TrainingTask`` (``rnnrepro.tasks``: data
+order and carried state), keeps the best epoch, and writes checkpoints (per epoch, and mid-epoch
+on SIGTERM/SIGUSR1) that let a killed job resume to the same numbers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -20,6 +20,7 @@ from torch import nn
 from tqdm import tqdm
 
 from rnnrepro.fileio import atomic_open
+from rnnrepro.procedures import BatchLoss, Procedure, WeightAverage
 
 HISTORY_COLUMNS = (
     "epoch",
@@ -34,115 +35,6 @@ HISTORY_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class TrainingSettings:
-    """A training procedure (config key ``training.<name>``)."""
-
-    lr: float
-    batch_size: int
-    max_epochs: int
-    early_stopping_patience: int
-    lr_decay: float | None = None  # multiply the LR by this on a validation plateau
-    lr_patience: int = 0  # epochs without improvement before decaying
-    grad_clip: float | None = None  # max gradient norm
-    stop_loss: float | None = None  # stop once the validation loss is below this
-    bptt: int | None = None  # stream datasets: steps per window
-    eval_batch_size: int = 10  # stream datasets: columns of the validation stream
-    optimizer: str = "adam"  # "adam", "rmsprop" or "sgd"
-    weight_decay: float = 0.0  # L2 penalty of the optimiser
-    # NT-ASGD (AWD-LSTM): with SGD, average the weights from the epoch whose validation loss is
-    # worse than the best one more than ``asgd_nonmono`` epochs back; validate on the average
-    asgd_nonmono: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(
-                f"unknown optimizer {self.optimizer!r}; known: {', '.join(OPTIMIZERS)}"
-            )
-        if self.asgd_nonmono is not None and self.optimizer != "sgd":
-            raise ValueError("asgd_nonmono (NT-ASGD) needs optimizer: sgd")
-
-    @classmethod
-    def from_dict(cls, settings: dict) -> TrainingSettings:
-        known = {f.name for f in fields(cls)}
-        unknown = set(settings) - known
-        if unknown:
-            raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
-        return cls(**settings)
-
-
-OPTIMIZERS = {
-    "adam": torch.optim.Adam,
-    "rmsprop": torch.optim.RMSprop,
-    "sgd": torch.optim.SGD,
-}
-
-
-def make_optimizer(settings: TrainingSettings, model: nn.Module) -> torch.optim.Optimizer:
-    """The procedure's optimiser over the model's trainable parameters."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    return OPTIMIZERS[settings.optimizer](
-        params, lr=settings.lr, weight_decay=settings.weight_decay
-    )
-
-
-class WeightAverage:
-    """Running mean of the trainable parameters over the optimiser steps since ``start`` (the
-    averaging of AWD-LSTM's ASGD with t0 = 0 and λ = 0: SGD steps, averaged iterates)."""
-
-    def __init__(self, model: nn.Module):
-        self.model = model
-        self.active, self.steps, self.mean = False, 0, {}
-
-    def _params(self) -> dict[str, torch.Tensor]:
-        return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
-
-    def start(self) -> None:
-        self.active, self.steps, self.mean = True, 0, {}
-
-    @torch.no_grad()
-    def update(self) -> None:
-        """After an optimiser step: fold the new iterate into the mean."""
-        if not self.active:
-            return
-        self.steps += 1
-        for name, p in self._params().items():
-            if name not in self.mean:
-                self.mean[name] = p.detach().clone()
-            else:
-                self.mean[name] += (p.detach() - self.mean[name]) / self.steps
-
-    @contextmanager
-    def applied(self):
-        """The model holds the averaged weights inside the block (no-op when not averaging)."""
-        if not self.active or not self.mean:
-            yield
-            return
-        params = self._params()
-        current = {n: p.detach().clone() for n, p in params.items()}
-        with torch.no_grad():
-            for n, p in params.items():
-                p.copy_(self.mean[n])
-        try:
-            yield
-        finally:
-            with torch.no_grad():
-                for n, p in params.items():
-                    p.copy_(current[n])
-
-    def state_dict(self) -> dict:
-        return {"active": self.active, "steps": self.steps, "mean": self.mean}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.active, self.steps, self.mean = state["active"], state["steps"], state["mean"]
-
-
-def should_start_averaging(val_losses: list[float], loss: float, nonmono: int) -> bool:
-    """NT-ASGD's switch (AWD-LSTM): more than ``nonmono`` earlier epochs and ``loss`` worse than
-    the best of them excluding the last ``nonmono``."""
-    return len(val_losses) > nonmono and loss > min(val_losses[:-nonmono])
-
-
 @dataclass
 class TrainingResult:
     history: list[dict] = field(default_factory=list)
@@ -150,6 +42,7 @@ class TrainingResult:
     best_loss: float = math.inf
     seconds: float = 0.0
     stopped_because: str = ""
+    diverged: bool = False  # a non-finite loss ended the run (procedure on_nonfinite: diverged)
 
 
 def seed_everything(seed: int) -> None:
@@ -212,8 +105,9 @@ class TrainingTask(Protocol):
     def batches(self, epoch: int) -> Iterable:
         """The epoch's training batches (deterministic given the epoch)."""
 
-    def batch_loss(self, model: nn.Module, batch) -> tuple[torch.Tensor, int]:
-        """(summed loss, number of targets); may update the carried state."""
+    def batch_loss(self, model: nn.Module, batch) -> BatchLoss | tuple[torch.Tensor, int]:
+        """(summed loss, number of targets[, aux outputs, LR scale]); may update the carried
+        state."""
 
     def evaluate(self, model: nn.Module) -> dict:
         """Validation metrics with at least ``loss`` (``ppl``, ``wcpa``, ``bpc`` when defined)."""
@@ -224,9 +118,172 @@ class TrainingTask(Protocol):
     def load_state_dict(self, state: dict) -> None: ...
 
 
+class _Trainer:
+    """The state of one training run and the steps of the loop (``train`` drives it)."""
+
+    def __init__(self, model, procedure: Procedure, task, checkpoint: Path, digest: str, log):
+        self.model, self.procedure, self.task = model, procedure, task
+        self.checkpoint, self.digest, self.log = checkpoint, digest, log
+        self.optimizer = procedure.make_optimizer(model)
+        self.scheduler = procedure.make_scheduler(self.optimizer)
+        self.average = WeightAverage(model)
+        self.result = TrainingResult()
+        self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        self.bad_epochs, self.start_epoch = 0, 0
+        self.partial = None  # progress inside an interrupted epoch: batches, loss sums, seconds
+
+    def resume(self) -> bool:
+        """Load the checkpoint if it belongs to this run; True when that run had finished."""
+        if not self.checkpoint.exists():
+            return False
+        state = torch.load(self.checkpoint, map_location="cpu", weights_only=True)
+        if state.get("digest") != self.digest:
+            self.log(f"ignoring {self.checkpoint}: it belongs to other settings, data or code")
+            return False
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if "average" in state:  # absent from checkpoints of older versions
+            self.average.load_state_dict(state["average"])
+        if self.scheduler is not None:
+            self.scheduler.load_state_dict(state["scheduler"])
+        _set_rng_state(state["rng"])
+        self.task.load_state_dict(state.get("task", {}))
+        self.result = TrainingResult(**state["result"])
+        self.best_state, self.bad_epochs = state["best_state"], state["bad_epochs"]
+        self.start_epoch, self.partial = state["epoch"], state["partial"]
+        where = f" and {self.partial['batches']} batches" if self.partial else ""
+        self.log(f"resuming from {self.checkpoint} after epoch {self.start_epoch}{where}")
+        return bool(state["finished"])
+
+    def save(self, epochs_done: int, partial: dict | None = None) -> None:
+        save_atomic(
+            {
+                "digest": self.digest,
+                "epoch": epochs_done,
+                "partial": partial,
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "average": self.average.state_dict(),
+                "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
+                "rng": _rng_state(),
+                "task": self.task.state_dict(),
+                "result": asdict(self.result),
+                "best_state": self.best_state,
+                "bad_epochs": self.bad_epochs,
+                "finished": bool(self.result.stopped_because),
+            },
+            self.checkpoint,
+        )
+
+    def diverge(self, message: str) -> None:
+        """A non-finite loss: raise, or end the run as diverged (procedure ``on_nonfinite``)."""
+        if self.procedure.on_nonfinite == "error":
+            raise NonFiniteLoss(message)
+        self.result.diverged = True
+        self.result.stopped_because = f"diverged: {message}"
+
+    def train_epoch(self, epoch: int, received: list[int]) -> dict | None:
+        """One epoch of optimiser steps; the loss sums, or None when the run diverged."""
+        procedure, model, optimizer = self.procedure, self.model, self.optimizer
+        started = time.perf_counter()
+        sums = {"batches": 0, "total": 0.0, "count": 0, "seconds": 0.0}
+        if self.partial is not None:
+            sums, self.partial = dict(self.partial), None
+        else:
+            self.task.start_epoch(epoch)
+        skip, earlier = sums["batches"], sums["seconds"]
+        model.set_epoch(epoch)
+        model.train()
+        batches = tqdm(
+            self.task.batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False
+        )
+        for index, batch in enumerate(batches):
+            if index < skip:
+                continue
+            optimizer.zero_grad(set_to_none=True)
+            loss = BatchLoss(*self.task.batch_loss(model, batch))
+            if loss.count > 0:
+                value = loss.nll.item()
+                if not math.isfinite(value):
+                    self.diverge(f"training loss {value} in epoch {epoch + 1}, batch {index + 1}")
+                    return None
+                procedure.objective(loss).backward()
+                if procedure.grad_clip:
+                    nn.utils.clip_grad_norm_(model.parameters(), procedure.grad_clip)
+                with procedure.batch_lr(optimizer, loss.lr_scale):
+                    optimizer.step()
+                self.average.update()
+                sums["total"] += value
+                sums["count"] += loss.count
+            sums["batches"] = index + 1
+            sums["seconds"] = earlier + time.perf_counter() - started
+            if received:
+                self.save(epoch, sums)
+                self.log(f"checkpoint written in epoch {epoch + 1} after batch {index + 1}")
+                raise TrainingInterrupted(received[0])
+        sums["seconds"] = earlier + time.perf_counter() - started
+        return sums
+
+    def validate(self, epoch: int, sums: dict) -> dict | None:
+        """Validation (on the averaged weights when averaging), the history row and the best
+        epoch; None when the validation loss is not finite and the run diverged."""
+        started = time.perf_counter()
+        self.model.eval()
+        with torch.no_grad(), self.average.applied():
+            val = self.task.evaluate(self.model)
+            improved = math.isfinite(val["loss"]) and val["loss"] < self.result.best_loss
+            if improved:
+                self.best_state = {
+                    k: v.detach().clone() for k, v in self.model.state_dict().items()
+                }
+        if not math.isfinite(val["loss"]):
+            self.diverge(f"validation loss {val['loss']} after epoch {epoch + 1}")
+            return None
+        row = {
+            "epoch": epoch + 1,
+            "train_loss": sums["total"] / max(sums["count"], 1),
+            "val_loss": val["loss"],
+            "val_ppl": val.get("ppl"),
+            "val_wcpa": val.get("wcpa"),
+            "val_bpc": val.get("bpc"),
+            "temperature": getattr(self.model, "temperature", None),
+            "lr": self.optimizer.param_groups[0]["lr"],
+            "seconds": sums["seconds"] + time.perf_counter() - started,
+        }
+        if self.procedure.asgd_nonmono is not None:
+            row["averaged"] = self.average.active  # validated on the averaged weights
+        if improved:
+            self.result.best_loss, self.result.best_epoch, self.bad_epochs = (
+                val["loss"],
+                epoch + 1,
+                0,
+            )
+        else:
+            self.bad_epochs += 1
+        return row
+
+    def end_epoch(self, epoch: int, row: dict) -> None:
+        """Record the row, switch to averaging, step the schedule and decide whether to stop."""
+        procedure, result = self.procedure, self.result
+        earlier_losses = [r["val_loss"] for r in result.history]
+        result.history.append(row)
+        result.seconds += row["seconds"]
+        self.log(
+            " ".join(f"{k}={v:.5g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+        )
+        if not self.average.active and procedure.should_start_averaging(
+            earlier_losses, row["val_loss"]
+        ):
+            self.average.start()
+            self.log(f"NT-ASGD: averaging the weights from epoch {epoch + 2} on")
+        if self.scheduler is not None:
+            self.scheduler.step(row["val_loss"])
+        result.stopped_because = procedure.stop_reason(epoch + 1, row["val_loss"], self.bad_epochs)
+
+
 def train(
     model: nn.Module,
-    settings: TrainingSettings,
+    procedure: Procedure,
     task: TrainingTask,
     checkpoint: str | os.PathLike,
     digest: str,
@@ -236,166 +293,24 @@ def train(
 
     The checkpoint file is rewritten after every epoch, and mid-epoch when SIGTERM or SIGUSR1
     arrives (then ``TrainingInterrupted`` is raised); it holds the model, optimiser, scheduler,
-    RNG and the task's carried state. It is resumed from when its ``digest`` (a hash of
-    everything that defines the run) matches, otherwise training starts afresh; a resumed run
-    ends with the same numbers as an uninterrupted one.
+    weight average, RNG and the task's carried state. It is resumed from when its ``digest`` (a
+    hash of everything that defines the run) matches, otherwise training starts afresh; a
+    resumed run ends with the same numbers as an uninterrupted one.
     """
-    optimizer = make_optimizer(settings, model)
-    average = WeightAverage(model)
-    scheduler = (
-        torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, mode="min", factor=settings.lr_decay, patience=settings.lr_patience
-        )
-        if settings.lr_decay
-        else None
-    )
-    result = TrainingResult()
-    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    bad_epochs, start_epoch = 0, 0
-    partial = None  # progress inside an interrupted epoch: batches done, loss sums, seconds
-
-    checkpoint = Path(checkpoint)
-    if checkpoint.exists():
-        state = torch.load(checkpoint, map_location="cpu", weights_only=True)
-        if state.get("digest") == digest:
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            if "average" in state:  # absent from checkpoints of older versions
-                average.load_state_dict(state["average"])
-            if scheduler is not None:
-                scheduler.load_state_dict(state["scheduler"])
-            _set_rng_state(state["rng"])
-            task.load_state_dict(state.get("task", {}))
-            result = TrainingResult(**state["result"])
-            best_state, bad_epochs = state["best_state"], state["bad_epochs"]
-            start_epoch, partial = state["epoch"], state["partial"]
-            where = f" and {partial['batches']} batches" if partial else ""
-            log(f"resuming from {checkpoint} after epoch {start_epoch}{where}")
-            if state["finished"]:
-                return result, best_state
-        else:
-            log(f"ignoring {checkpoint}: it belongs to other settings, data or code")
-
-    def save(epochs_done: int, partial: dict | None = None) -> None:
-        save_atomic(
-            {
-                "digest": digest,
-                "epoch": epochs_done,
-                "partial": partial,
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "average": average.state_dict(),
-                "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                "rng": _rng_state(),
-                "task": task.state_dict(),
-                "result": asdict(result),
-                "best_state": best_state,
-                "bad_epochs": bad_epochs,
-                "finished": bool(result.stopped_because),
-            },
-            checkpoint,
-        )
-
+    run = _Trainer(model, procedure, task, Path(checkpoint), digest, log)
+    if run.resume():
+        return run.result, run.best_state
     with catch_signals() as received:
-        for epoch in range(start_epoch, settings.max_epochs):
-            started = time.perf_counter()
-            skip, total, count, earlier = 0, 0.0, 0, 0.0
-            if partial is not None:
-                skip, total, count, earlier = (
-                    partial["batches"],
-                    partial["total"],
-                    partial["count"],
-                    partial["seconds"],
-                )
-                partial = None
-            else:
-                task.start_epoch(epoch)
-            model.set_epoch(epoch)
-            model.train()
-            progress = tqdm(
-                task.batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False
-            )
-            for index, batch in enumerate(progress):
-                if index < skip:
-                    continue
-                optimizer.zero_grad(set_to_none=True)
-                loss_sum, n = task.batch_loss(model, batch)
-                if n > 0:
-                    value = loss_sum.item()
-                    if not math.isfinite(value):
-                        raise NonFiniteLoss(
-                            f"training loss {value} in epoch {epoch + 1}, batch {index + 1}"
-                        )
-                    (loss_sum / n).backward()
-                    if settings.grad_clip:
-                        nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
-                    optimizer.step()
-                    average.update()
-                    total += value
-                    count += n
-                if received:
-                    seconds = earlier + time.perf_counter() - started
-                    save(
-                        epoch,
-                        {"batches": index + 1, "total": total, "count": count, "seconds": seconds},
-                    )
-                    log(f"checkpoint written in epoch {epoch + 1} after batch {index + 1}")
-                    raise TrainingInterrupted(received[0])
-            model.eval()
-            with torch.no_grad(), average.applied():
-                val = task.evaluate(model)
-                if math.isfinite(val["loss"]) and val["loss"] < result.best_loss:
-                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            if not math.isfinite(val["loss"]):
-                raise NonFiniteLoss(f"validation loss {val['loss']} after epoch {epoch + 1}")
-            seconds = earlier + time.perf_counter() - started
-            row = {
-                "epoch": epoch + 1,
-                "train_loss": total / max(count, 1),
-                "val_loss": val["loss"],
-                "val_ppl": val.get("ppl"),
-                "val_wcpa": val.get("wcpa"),
-                "val_bpc": val.get("bpc"),
-                "temperature": getattr(model, "temperature", None),
-                "lr": optimizer.param_groups[0]["lr"],
-                "seconds": seconds,
-            }
-            if settings.asgd_nonmono is not None:
-                row["averaged"] = average.active  # validated on the averaged weights
-            result.history.append(row)
-            result.seconds += seconds
-            log(
-                " ".join(
-                    f"{k}={v:.5g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
-                )
-            )
-
-            earlier_losses = [r["val_loss"] for r in result.history[:-1]]
-            if val["loss"] < result.best_loss:  # best_state was taken above (averaged if so)
-                result.best_loss, result.best_epoch, bad_epochs = val["loss"], epoch + 1, 0
-            else:
-                bad_epochs += 1
-            if (
-                settings.asgd_nonmono is not None
-                and not average.active
-                and should_start_averaging(earlier_losses, val["loss"], settings.asgd_nonmono)
-            ):
-                average.start()
-                log(f"NT-ASGD: averaging the weights from epoch {epoch + 2} on")
-            if scheduler is not None:
-                scheduler.step(val["loss"])
-
-            if settings.stop_loss is not None and val["loss"] < settings.stop_loss:
-                result.stopped_because = f"validation loss below {settings.stop_loss:g}"
-            elif bad_epochs >= settings.early_stopping_patience:
-                result.stopped_because = f"no improvement for {bad_epochs} epochs"
-            elif epoch + 1 == settings.max_epochs:
-                result.stopped_because = f"reached max_epochs={settings.max_epochs}"
-            save(epoch + 1)
-            if result.stopped_because:
+        for epoch in range(run.start_epoch, procedure.max_epochs):
+            sums = run.train_epoch(epoch, received)
+            row = run.validate(epoch, sums) if sums is not None else None
+            if row is not None:
+                run.end_epoch(epoch, row)
+            run.save(epoch + 1)
+            if run.result.stopped_because:
                 break
             if received:
                 log(f"checkpoint written after epoch {epoch + 1}")
                 raise TrainingInterrupted(received[0])
-    log(f"stopped: {result.stopped_because}; best epoch {result.best_epoch}")
-    return result, best_state
+    log(f"stopped: {run.result.stopped_because}; best epoch {run.result.best_epoch}")
+    return run.result, run.best_state

@@ -163,36 +163,38 @@ def scale_note_options(track):
 
 
 DYCK_DATASETS = " ".join(cfg.dataset_names(config, "dyck"))
-SEED000_DYCK = family_runs("seed000", ["dyck"])
-SEED000_WIKITEXT2 = family_runs("seed000", ["wikitext2"])
-SYNEVAL_RUNS = SEED000_WIKITEXT2  # seed 000 Table 3: every WikiText-2 language model
+SECOND_ORDER_LSTM_DYCK = family_runs("second_order_lstm", ["dyck"])
+SECOND_ORDER_LSTM_WIKITEXT2 = family_runs("second_order_lstm", ["wikitext2"])
+SYNEVAL_RUNS = (
+    SECOND_ORDER_LSTM_WIKITEXT2  # seed 000 Table 3: every WikiText-2 language model
+)
 ATTENTION_MODELS = [
     name
-    for name in config["experiments"].get("seed000", {}).get("models", {})
-    if cfg.architecture(config, "seed000", name) == "attention_lstm"
+    for name in config["experiments"].get("second_order_lstm", {}).get("models", {})
+    if cfg.architecture(config, "second_order_lstm", name) == "attention_lstm"
 ]
 SYNEVAL_PAIRS = cfg.text_settings(config)["syneval_pairs"]
 
 # figure name -> (make_figure.py kind, per-run input file, runs it reads, track of its notes)
 FIGURE_INPUTS = {
-    "fig2_ldpa": ("ldpa", "ldpa.csv", SEED000_DYCK, "dyck"),
-    "fig3_val_wcpa": ("val_wcpa", "history.csv", SEED000_DYCK, "dyck"),
+    "fig2_ldpa": ("ldpa", "ldpa.csv", SECOND_ORDER_LSTM_DYCK, "dyck"),
+    "fig3_val_wcpa": ("val_wcpa", "history.csv", SECOND_ORDER_LSTM_DYCK, "dyck"),
     "fig4_pabs": (
         "pabs",
         "pabs.csv",
-        [r for r in SEED000_DYCK if r.model in ATTENTION_MODELS],
+        [r for r in SECOND_ORDER_LSTM_DYCK if r.model in ATTENTION_MODELS],
         "dyck",
     ),
     "fig6_heatmap": (
         "heatmap",
         "heatmap.csv",
-        [r for r in SEED000_DYCK if r.model in ATTENTION_MODELS],
+        [r for r in SECOND_ORDER_LSTM_DYCK if r.model in ATTENTION_MODELS],
         "dyck",
     ),
     "fig5_pabs_wikitext2": (
         "pabs",
         "pabs.csv",
-        [r for r in SEED000_WIKITEXT2 if r.model in ATTENTION_MODELS],
+        [r for r in SECOND_ORDER_LSTM_WIKITEXT2 if r.model in ATTENTION_MODELS],
         "text",
     ),
     # Fig. 6 (bottom): the paper shows its 5-cell model; one seed (the first) keeps it readable
@@ -201,9 +203,9 @@ FIGURE_INPUTS = {
         "heatmap.csv",
         [
             r
-            for r in SEED000_WIKITEXT2
+            for r in SECOND_ORDER_LSTM_WIKITEXT2
             if r.model == "attention_lstm_5"
-            and r.seed == cfg.seeds(config, "seed000")[0]
+            and r.seed == cfg.seeds(config, "second_order_lstm")[0]
         ],
         "text",
     ),
@@ -216,26 +218,26 @@ def dyck_floors():
 
 def dyck_targets():
     return [
-        "results/tables/seed000_table1.md",
-        "results/tables/seed001_table2_dyck.md",
-        "results/figures/seed000_fig2_ldpa.png",
-        "results/figures/seed000_fig3_val_wcpa.png",
-        "results/figures/seed000_fig4_pabs.png",
-        "results/figures/seed000_fig6_heatmap.png",
+        "results/tables/second_order_lstm_table1.md",
+        "results/tables/multi_matrix_table2_dyck.md",
+        "results/figures/second_order_lstm_fig2_ldpa.png",
+        "results/figures/second_order_lstm_fig3_val_wcpa.png",
+        "results/figures/second_order_lstm_fig4_pabs.png",
+        "results/figures/second_order_lstm_fig6_heatmap.png",
     ]
 
 
 def wikitext2_targets():
     """Seed 000's WikiText-2 track: Tables 2 and 3, Figs. 5 and 6 (bottom)."""
     return [
-        "results/tables/seed000_table2.md",
-        "results/tables/seed000_table3.md",
-        "results/figures/seed000_fig5_pabs_wikitext2.png",
-        "results/figures/seed000_fig6_heatmap_wikitext2.png",
+        "results/tables/second_order_lstm_table2.md",
+        "results/tables/second_order_lstm_table3.md",
+        "results/figures/second_order_lstm_fig5_pabs_wikitext2.png",
+        "results/figures/second_order_lstm_fig6_heatmap_wikitext2.png",
     ]
 
 
-SEED003_TABLE1 = [
+GENERAL_SECOND_ORDER_TABLE1 = [
     "so_de_tanh",
     "so_d_tanh",
     "so_e_tanh",
@@ -249,36 +251,39 @@ SEED003_TABLE1 = [
 ]
 
 
-def seed003_table1_files(name):
+def general_second_order_table1_files(name):
     """metrics.json and one analysis file of every seed-003 Table 1 run (Figs. 2-3 pick one)."""
     runs = [
         r
-        for r in family_runs("seed003", ["ptb_lines_unigram"])
-        if r.model in SEED003_TABLE1
+        for r in family_runs("general_second_order", ["ptb_lines_unigram"])
+        if r.model in GENERAL_SECOND_ORDER_TABLE1
     ]
     return run_files("metrics.json", runs) + run_files(name, runs)
 
 
-def seed001_targets():
+def multi_matrix_targets():
     return [
-        "results/tables/seed001_table2_dyck.md",
-        "results/tables/seed001_table2_ptb.md",
-        "results/tables/seed001_table3.md",
-        "results/tables/seed001_table1.md",
+        "results/tables/multi_matrix_table2_dyck.md",
+        "results/tables/multi_matrix_table2_ptb.md",
+        "results/tables/multi_matrix_table3.md",
+        "results/tables/multi_matrix_table1.md",
     ]
 
 
-def seed003_targets():
+def general_second_order_targets():
     return [
-        "results/tables/seed003_table1.md",
-        "results/figures/seed003_fig1_ratio.png",
-        "results/figures/seed003_fig2_examples.png",
-        "results/figures/seed003_fig3_position_loss.png",
+        "results/tables/general_second_order_table1.md",
+        "results/figures/general_second_order_fig1_ratio.png",
+        "results/figures/general_second_order_fig2_examples.png",
+        "results/figures/general_second_order_fig3_position_loss.png",
     ]
 
 
 def all_targets():
     targets = (
-        dyck_targets() + wikitext2_targets() + seed001_targets() + seed003_targets()
+        dyck_targets()
+        + wikitext2_targets()
+        + multi_matrix_targets()
+        + general_second_order_targets()
     )
     return list(dict.fromkeys(targets))

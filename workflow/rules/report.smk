@@ -21,19 +21,19 @@ rule analyse_attention:
         " --out-angles {output.angles} --out-heatmap {output.heatmap} > {log} 2>&1"
 
 
-rule table_seed000_table1:
+rule table_second_order_lstm_table1:
     input:
-        metrics=run_files("metrics.json", SEED000_DYCK),
+        metrics=run_files("metrics.json", SECOND_ORDER_LSTM_DYCK),
         floors=dyck_floors(),
     output:
-        csv="results/tables/seed000_table1.csv",
+        csv="results/tables/second_order_lstm_table1.csv",
         md=report(
-            "results/tables/seed000_table1.md",
-            caption="../report/table_seed000_table1.rst",
+            "results/tables/second_order_lstm_table1.md",
+            caption="../report/table_second_order_lstm_table1.rst",
             category="Seed 000",
         ),
     log:
-        "results/logs/tables/seed000_table1.log",
+        "results/logs/tables/second_order_lstm_table1.log",
     conda:
         "../../envs/rnnrepro.yaml"
     params:
@@ -42,8 +42,8 @@ rule table_seed000_table1:
         notes=scale_note_options("dyck"),
         code=script_code("make_table"),
     shell:
-        "python -m rnnrepro.scripts.make_table --paper seed000 --table 'Table 1'"
-        " --title 'seed000 Table 1 (Dyck-2): paper vs reproduction'"
+        "python -m rnnrepro.scripts.make_table --paper second_order_lstm --table 'Table 1'"
+        " --title 'second_order_lstm Table 1 (Dyck-2): paper vs reproduction'"
         " --metrics {input.metrics} --floors {input.floors}"
         " --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
@@ -51,18 +51,18 @@ rule table_seed000_table1:
         " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
 
 
-rule table_seed001_dyck:
+rule table_multi_matrix_dyck:
     input:
-        metrics=run_files("metrics.json", family_runs("seed001", ["dyck"])),
+        metrics=run_files("metrics.json", family_runs("multi_matrix", ["dyck"])),
     output:
-        csv="results/tables/seed001_table2_dyck.csv",
+        csv="results/tables/multi_matrix_table2_dyck.csv",
         md=report(
-            "results/tables/seed001_table2_dyck.md",
-            caption="../report/table_seed001_dyck.rst",
+            "results/tables/multi_matrix_table2_dyck.md",
+            caption="../report/table_multi_matrix_dyck.rst",
             category="Seed 001",
         ),
     log:
-        "results/logs/tables/seed001_table2_dyck.log",
+        "results/logs/tables/multi_matrix_table2_dyck.log",
     conda:
         "../../envs/rnnrepro.yaml"
     params:
@@ -72,8 +72,8 @@ rule table_seed001_dyck:
         notes=scale_note_options("dyck"),
         code=script_code("make_table"),
     shell:
-        "python -m rnnrepro.scripts.make_table --paper seed001 --datasets {params.datasets}"
-        " --title 'seed001 Dyck results (Tables 1-2, sections 5.4 and 6.2): paper vs reproduction'"
+        "python -m rnnrepro.scripts.make_table --paper multi_matrix --datasets {params.datasets}"
+        " --title 'multi_matrix Dyck results (Tables 1-2, sections 5.4 and 6.2): paper vs reproduction'"
         " --metrics {input.metrics} --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
@@ -85,17 +85,17 @@ for figure, (kind, run_file, figure_runs, track) in FIGURE_INPUTS.items():
 
     rule:
         name:
-            f"figure_seed000_{figure}"
+            f"figure_second_order_lstm_{figure}"
         input:
             run_files(run_file, figure_runs),
         output:
             report(
-                f"results/figures/seed000_{figure}.png",
-                caption=f"../report/seed000_{figure}.rst",
+                f"results/figures/second_order_lstm_{figure}.png",
+                caption=f"../report/second_order_lstm_{figure}.rst",
                 category="Seed 000",
             ),
         log:
-            f"results/logs/figures/seed000_{figure}.log",
+            f"results/logs/figures/second_order_lstm_{figure}.log",
         localrule: True
         conda:
             "../../envs/rnnrepro.yaml"
@@ -109,18 +109,18 @@ for figure, (kind, run_file, figure_runs, track) in FIGURE_INPUTS.items():
 
 
 # Seed 000 Table 3: syntactic evaluation of the WikiText-2 language models.
-rule table_seed000_table3:
+rule table_second_order_lstm_table3:
     input:
         run_files("syneval.csv", SYNEVAL_RUNS),
     output:
-        csv="results/tables/seed000_table3.csv",
+        csv="results/tables/second_order_lstm_table3.csv",
         md=report(
-            "results/tables/seed000_table3.md",
-            caption="../report/table_seed000_table3.rst",
+            "results/tables/second_order_lstm_table3.md",
+            caption="../report/table_second_order_lstm_table3.rst",
             category="Seed 000",
         ),
     log:
-        "results/logs/tables/seed000_table3.log",
+        "results/logs/tables/second_order_lstm_table3.log",
     localrule: True
     conda:
         "../../envs/rnnrepro.yaml"
@@ -139,44 +139,44 @@ rule table_seed000_table3:
 # Seed 001 (PTB) and seed 003 tables: one rule per table, the paper's numbers next to the runs.
 # name -> (paper, table labels, dataset filter, runs, title)
 TEXT_TABLES = {
-    "seed001_table2_ptb": (
-        "seed001",
+    "multi_matrix_table2_ptb": (
+        "multi_matrix",
         "'Table 2'",
         "ptb_char ptb_word",
-        family_runs("seed001", ["ptb_char", "ptb_word"]),
-        "seed001 Table 2 (PTB): paper vs reproduction",
+        family_runs("multi_matrix", ["ptb_char", "ptb_word"]),
+        "multi_matrix Table 2 (PTB): paper vs reproduction",
     ),
-    "seed001_table3": (
-        "seed001",
+    "multi_matrix_table3": (
+        "multi_matrix",
         "'Table 3'",
         " ".join(cfg.dataset_names(config, "ptb_char_cut")),
-        family_runs("seed001", ["ptb_char_cut"]),
-        "seed001 Table 3 (partial-sentence training): paper vs reproduction",
+        family_runs("multi_matrix", ["ptb_char_cut"]),
+        "multi_matrix Table 3 (partial-sentence training): paper vs reproduction",
     ),
-    "seed001_table1": (
-        "seed001",
+    "multi_matrix_table1": (
+        "multi_matrix",
         "'Table 1'",
         "ptb_char ptb_word",
-        family_runs("seed001", ["ptb_char", "ptb_word"]),
-        "seed001 Table 1 (PTB training time and epochs): paper vs reproduction",
+        family_runs("multi_matrix", ["ptb_char", "ptb_word"]),
+        "multi_matrix Table 1 (PTB training time and epochs): paper vs reproduction",
     ),
-    "seed000_table2": (
-        "seed000",
+    "second_order_lstm_table2": (
+        "second_order_lstm",
         "'Table 2'",
         "wikitext2",
-        SEED000_WIKITEXT2,
-        "seed000 Table 2 (WikiText-2): paper vs reproduction",
+        SECOND_ORDER_LSTM_WIKITEXT2,
+        "second_order_lstm Table 2 (WikiText-2): paper vs reproduction",
     ),
-    "seed003_table1": (
-        "seed003",
+    "general_second_order_table1": (
+        "general_second_order",
         "'Table 1' 'Section 4.1'",
         "",
         [
             r
-            for r in family_runs("seed003", ["ptb_lines_unigram"])
-            if r.model in SEED003_TABLE1
+            for r in family_runs("general_second_order", ["ptb_lines_unigram"])
+            if r.model in GENERAL_SECOND_ORDER_TABLE1
         ],
-        "seed003 Table 1 (first-order term ablation): paper vs reproduction",
+        "general_second_order Table 1 (first-order term ablation): paper vs reproduction",
     ),
 }
 
@@ -219,33 +219,40 @@ for name, (paper, labels, datasets, table_runs, title) in TEXT_TABLES.items():
 
 
 # Seed 003 figures: Fig. 1 from the ratio sweep; Figs. 2-3 from the best Table 1 model.
-SEED003_FIGURES = {
+GENERAL_SECOND_ORDER_FIGURES = {
     "fig1_ratio": (
         "ratio",
         run_files(
             "metrics.json",
-            [r for r in cfg.runs(config, "seed003") if r.model.startswith("ratio_")],
+            [
+                r
+                for r in cfg.runs(config, "general_second_order")
+                if r.model.startswith("ratio_")
+            ],
         ),
     ),
-    "fig2_examples": ("examples", seed003_table1_files("examples.json")),
-    "fig3_position_loss": ("position_loss", seed003_table1_files("position_loss.csv")),
+    "fig2_examples": ("examples", general_second_order_table1_files("examples.json")),
+    "fig3_position_loss": (
+        "position_loss",
+        general_second_order_table1_files("position_loss.csv"),
+    ),
 }
 
-for figure, (kind, figure_inputs) in SEED003_FIGURES.items():
+for figure, (kind, figure_inputs) in GENERAL_SECOND_ORDER_FIGURES.items():
 
     rule:
         name:
-            f"figure_seed003_{figure}"
+            f"figure_general_second_order_{figure}"
         input:
             figure_inputs,
         output:
             report(
-                f"results/figures/seed003_{figure}.png",
-                caption=f"../report/seed003_{figure}.rst",
+                f"results/figures/general_second_order_{figure}.png",
+                caption=f"../report/general_second_order_{figure}.rst",
                 category="Seed 003",
             ),
         log:
-            f"results/logs/figures/seed003_{figure}.log",
+            f"results/logs/figures/general_second_order_{figure}.log",
         localrule: True
         conda:
             "../../envs/rnnrepro.yaml"

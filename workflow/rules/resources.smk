@@ -13,8 +13,8 @@ localrules:
     ptb_lines,
     ptb_lines_fold,
     stream_text,
-    table_seed000_table1,
-    table_seed001_dyck,
+    table_second_order_lstm_table1,
+    table_multi_matrix_dyck,
 
 
 # A training job's time limit (minutes) and memory (MB) on its first attempt, per scale; a scale

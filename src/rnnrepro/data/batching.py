@@ -135,15 +135,29 @@ def padded_batches(
     )
 
 
+def variable_bptt_lengths(bptt: int, seed: int) -> Iterator[int]:
+    """AWD-LSTM's random window lengths (MODELS §5): mean ``bptt`` with probability 0.95, else
+    ``bptt / 2``; the length is ``max(5, int(N(mean, 5)))``. Drawn from a generator seeded with
+    ``seed``, so an epoch's windows are the same on every pass (and after a resume)."""
+    generator = torch.Generator().manual_seed(seed)
+    while True:
+        mean = bptt if torch.rand((), generator=generator).item() < 0.95 else bptt / 2
+        yield max(5, int(mean + 5 * torch.randn((), generator=generator).item()))
+
+
 def stream_batches(
-    ids: Sequence[int] | torch.Tensor, batch_size: int, bptt: int
+    ids: Sequence[int] | torch.Tensor,
+    batch_size: int,
+    bptt: int,
+    lengths: Iterator[int] | None = None,
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """BPTT windows ``(inputs, targets)`` [T, B] over one token stream (MODELS §0.5).
 
     The stream is cut into ``batch_size`` equal columns (the remainder dropped); column b is
     stream[b * n : (b + 1) * n] and each window continues every column of the previous one, so
-    recurrent state can be carried across windows. Windows have ``bptt`` steps, the last one
-    possibly fewer; targets are the inputs shifted one step ahead in the stream.
+    recurrent state can be carried across windows. Windows have ``bptt`` steps (or the next of
+    ``lengths``, e.g. ``variable_bptt_lengths``), the last one possibly fewer; targets are the
+    inputs shifted one step ahead in the stream.
     """
     if batch_size < 1 or bptt < 1:
         raise ValueError(f"batch_size and bptt must be >= 1, got {batch_size}, {bptt}")
@@ -156,8 +170,10 @@ def stream_batches(
     columns = stream[: n * batch_size].view(batch_size, n).T.contiguous()
 
     def windows() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        for start in range(0, n - 1, bptt):
-            steps = min(bptt, n - 1 - start)
+        start = 0
+        while start < n - 1:
+            steps = min(bptt if lengths is None else next(lengths), n - 1 - start)
             yield columns[start : start + steps], columns[start + 1 : start + 1 + steps]
+            start += steps
 
     return windows()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -33,7 +34,7 @@ from ._lstm_ops import (
     lstm_pointwise_backward,
     lstm_pointwise_forward,
 )
-from .base import RecurrentLM
+from .base import RNNModel
 
 
 class MixedLSTMFunction(torch.autograd.Function):
@@ -123,55 +124,41 @@ class MixedLSTMFunction(torch.autograd.Function):
         return d_xw, d_alpha, d_weight, grads[0, :, K], grads[0, :, K - 1]
 
 
-class _MixedLSTMLM(RecurrentLM):
-    """Embedding -> S mixed LSTM cells -> Linear; subclasses choose the mixture weights α."""
+class MixedLSTM(nn.Module):
+    """Body: S LSTM cells mixed per step; subclasses choose the mixture weights α.
 
-    def __init__(
-        self,
-        vocab: list[str],
-        embedding_dim: int,
-        hidden_size: int,
-        cells: int = 2,
-        dropout: float = 0.0,
-        dropouti: float = 0.0,
-    ):
+    Reads the (dropped) embeddings x [T, B, e]; state (h [B, h], c [B, h]).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, cells: int = 2):
         super().__init__()
-        V, e, h, S = len(vocab), embedding_dim, hidden_size, cells
-        self.embedding_dim, self.hidden_size, self.cells = e, h, S
-        self.encoder = nn.Embedding(V, e)
-        self.dropouti = nn.Dropout(dropouti)
+        e, h, S = input_size, hidden_size, cells
+        self.input_size, self.hidden_size, self.cells = e, h, S
         # S cells stacked as in nn.LSTM: cell s owns rows [4h·s, 4h·(s+1)) in order (i, f, g, o)
         self.weight_ih = nn.Parameter(torch.empty(S * 4 * h, e))
         self.weight_hh = nn.Parameter(torch.empty(S * 4 * h, h))
         self.bias = nn.Parameter(torch.empty(S * 4 * h))
-        self.dropout = nn.Dropout(dropout)
-        self.decoder = nn.Linear(h, V)
         self.register_buffer("gate_index", fused_gate_index(h, S), persistent=False)
         bound = 1 / math.sqrt(h)  # nn.LSTMCell's default init
         for w in (self.weight_ih, self.weight_hh, self.bias):
             nn.init.uniform_(w, -bound, bound)
-        nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
-        nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
-        nn.init.zeros_(self.decoder.bias)
 
     def mixture_weights(self, tokens: Tensor, x: Tensor) -> Tensor:
         """α [T, B, S] for tokens [T, B] with (dropped-out) embeddings x [T, B, e]."""
         raise NotImplementedError
 
     def forward(
-        self, tokens: Tensor, state: tuple[Tensor, Tensor] | None = None
+        self, x: Tensor, state: tuple[Tensor, Tensor] | None, tokens: Tensor
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """tokens [T, B] -> logits [T, B, V], state (h [B, h], c [B, h])."""
+        """x [T, B, e] -> h [T, B, h], state (h [B, h], c [B, h])."""
         T, B = tokens.shape
-        x = self.dropouti(self.encoder(tokens))  # [T, B, e]
         alpha = self.mixture_weights(tokens, x)  # [T, B, S]
         if state is None:
             state = (x.new_zeros(B, self.hidden_size), x.new_zeros(B, self.hidden_size))
         idx = self.gate_index
         xw = torch.addmm(self.bias[idx], x.view(T * B, -1), self.weight_ih[idx].t())
         hs, c = MixedLSTMFunction.apply(xw.view(T, B, -1), alpha, self.weight_hh[idx], *state)
-        logits = self.decoder(self.dropout(hs))  # [T, B, V]
-        return logits, (hs[-1], c)
+        return hs, (hs[-1], c)
 
     def recurrent_weight_matrices(self) -> list[Tensor]:
         """Each cell's recurrent weights W_hh^(s) [4h, h] (all four gates), for PABS (§7.6)."""
@@ -179,29 +166,18 @@ class _MixedLSTMLM(RecurrentLM):
 
     def recurrent_parameters(self) -> int:
         """S cells × (4h(e+h) + 4h), one bias vector per cell (seed 000's convention)."""
-        e, h = self.embedding_dim, self.hidden_size
+        e, h = self.input_size, self.hidden_size
         return self.cells * (4 * h * (e + h) + 4 * h)
 
 
-class AttentionLSTMLM(_MixedLSTMLM):
-    """Attention-based second-order LSTM: α_t = softmax(V_att x_t / τ) (seed 000 §3.2.2).
-
-    ``temperature`` (τ) is set by ``set_epoch`` to ``temperature_decay ** epoch``; with
-    ``hard = True``, α_t = onehot(argmax V_att x_t) and V_att gets no gradient.
-    """
+class AttentionMixedLSTM(MixedLSTM):
+    """α_t = softmax(V_att x_t / τ); ``hard``: α_t = onehot(argmax V_att x_t)."""
 
     def __init__(
-        self,
-        vocab: list[str],
-        embedding_dim: int,
-        hidden_size: int,
-        cells: int = 2,
-        temperature_decay: float = 0.9,
-        dropout: float = 0.0,
-        dropouti: float = 0.0,
+        self, input_size: int, hidden_size: int, cells: int = 2, temperature_decay: float = 0.9
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, cells, dropout, dropouti)
-        self.attention = nn.Linear(embedding_dim, cells, bias=False)  # V_att [S, e]
+        super().__init__(input_size, hidden_size, cells)
+        self.attention = nn.Linear(input_size, cells, bias=False)  # V_att [S, e]
         self.temperature_decay = temperature_decay
         self.temperature = 1.0
         self.hard = False
@@ -215,13 +191,42 @@ class AttentionLSTMLM(_MixedLSTMLM):
             return F.one_hot(scores.argmax(-1), self.cells).to(scores.dtype)
         return torch.softmax(scores / self.temperature, dim=-1)
 
-    def attention_weights(self, tokens: Tensor) -> Tensor:
-        """α [T, B, S] that ``forward`` uses for tokens [T, B] (current τ / ``hard``)."""
-        return self.mixture_weights(tokens, self.dropouti(self.encoder(tokens)))
-
     def recurrent_parameters(self) -> int:
         """S cells × (4h(e+h) + 4h) plus the attention matrix V_att (S·e)."""
-        return super().recurrent_parameters() + self.cells * self.embedding_dim
+        return super().recurrent_parameters() + self.cells * self.input_size
+
+
+class AttentionLSTMLM(RNNModel):
+    """Attention-based second-order LSTM: α_t = softmax(V_att x_t / τ) (seed 000 §3.2.2).
+
+    ``temperature`` (τ) is set by ``set_epoch`` to ``temperature_decay ** epoch``; with
+    ``body.hard = True``, α_t = onehot(argmax V_att x_t) and V_att gets no gradient.
+    """
+
+    def __init__(
+        self,
+        vocab: list[str],
+        embedding_dim: int,
+        hidden_size: int,
+        cells: int = 2,
+        temperature_decay: float = 0.9,
+        dropout: float = 0.0,
+        dropouti: float = 0.0,
+        dropoute: float = 0.0,
+    ):
+        body = partial(
+            AttentionMixedLSTM,
+            hidden_size=hidden_size,
+            cells=cells,
+            temperature_decay=temperature_decay,
+        )
+        super().__init__(
+            vocab, body, embedding_dim, dropout=dropout, dropouti=dropouti, dropoute=dropoute
+        )
+
+    def attention_weights(self, tokens: Tensor) -> Tensor:
+        """α [T, B, S] that ``forward`` uses for tokens [T, B] (current τ / ``body.hard``)."""
+        return self.body.mixture_weights(tokens, self.embed(tokens))
 
 
 def bracket_type(token: str) -> str | None:
@@ -238,7 +243,18 @@ def bracket_cell_map(vocab: list[str], cells: int) -> Tensor:
     return torch.tensor([0 if t is None else order.index(t) % cells for t in types])
 
 
-class AssignmentLSTMLM(_MixedLSTMLM):
+class AssignmentMixedLSTM(MixedLSTM):
+    """α_t = onehot(cell(x_t)) for a fixed token -> cell map."""
+
+    def __init__(self, input_size: int, hidden_size: int, cell_of_token: Tensor, cells: int = 2):
+        super().__init__(input_size, hidden_size, cells)
+        self.register_buffer("cell_of_token", cell_of_token, persistent=False)
+
+    def mixture_weights(self, tokens: Tensor, x: Tensor) -> Tensor:
+        return F.one_hot(self.cell_of_token[tokens], self.cells).to(x.dtype)
+
+
+class AssignmentLSTMLM(RNNModel):
     """Assignment second-order LSTM: α_t = onehot(cell(x_t)) for a fixed map (seed 000 §3.2.1).
 
     The map is ``bracket_cell_map`` (Dyck: type a -> cell 0, type b -> cell 1, others -> 0).
@@ -253,8 +269,10 @@ class AssignmentLSTMLM(_MixedLSTMLM):
         dropout: float = 0.0,
         dropouti: float = 0.0,
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, cells, dropout, dropouti)
-        self.register_buffer("cell_of_token", bracket_cell_map(vocab, cells), persistent=False)
-
-    def mixture_weights(self, tokens: Tensor, x: Tensor) -> Tensor:
-        return F.one_hot(self.cell_of_token[tokens], self.cells).to(x.dtype)
+        body = partial(
+            AssignmentMixedLSTM,
+            hidden_size=hidden_size,
+            cell_of_token=bracket_cell_map(vocab, cells),
+            cells=cells,
+        )
+        super().__init__(vocab, body, embedding_dim, dropout=dropout, dropouti=dropouti)

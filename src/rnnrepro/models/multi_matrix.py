@@ -15,12 +15,15 @@ all steps, and the weight gradients are matmuls over all steps after the backwar
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
+from .base import RNNModel
 from .multiplicative import cell_backward_step, lstm_backward_factors, lstm_cell_forward
-from .rnn import EmbeddingLM, uniform_
+from .rnn import uniform_
 
 # Up to this many elements (8 MB in float32), the backward precomputes every step's state
 # Jacobian and the time loop is one baddbmm per step (small sizes, where the cost is per call).
@@ -365,12 +368,15 @@ class MultiMatrixRNN(nn.Module):
         self, input_size: int, hidden_size: int, num_layers: int, choices: int, lstm: bool
     ):
         super().__init__()
+        self.hidden_size = hidden_size
         self.layers = nn.ModuleList(
             MultiMatrixLayer(input_size if i == 0 else hidden_size, hidden_size, choices, lstm)
             for i in range(num_layers)
         )
 
-    def forward(self, x: Tensor, state: tuple | None = None) -> tuple[Tensor, tuple]:
+    def forward(
+        self, x: Tensor, state: tuple | None = None, tokens: Tensor | None = None
+    ) -> tuple[Tensor, tuple]:
         states = []
         for i, layer in enumerate(self.layers):
             x, s = layer(x, None if state is None else state[i])
@@ -378,7 +384,7 @@ class MultiMatrixRNN(nn.Module):
         return x, tuple(states)
 
 
-class MMRNNLM(EmbeddingLM):
+class MMRNNLM(RNNModel):
     """mmRNN language model."""
 
     def __init__(
@@ -390,11 +396,17 @@ class MMRNNLM(EmbeddingLM):
         choices: int = 4,
         dropout: float = 0.0,
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, dropout)
-        self.rnn = MultiMatrixRNN(embedding_dim, hidden_size, num_layers, choices, lstm=False)
+        body = partial(
+            MultiMatrixRNN,
+            hidden_size=hidden_size,
+            num_layers=num_layers,
+            choices=choices,
+            lstm=False,
+        )
+        super().__init__(vocab, body, embedding_dim, dropout=dropout)
 
 
-class MMLSTMLM(EmbeddingLM):
+class MMLSTMLM(RNNModel):
     """mmLSTM language model (one key vector and choice set per gate)."""
 
     def __init__(
@@ -406,5 +418,11 @@ class MMLSTMLM(EmbeddingLM):
         choices: int = 4,
         dropout: float = 0.0,
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, dropout)
-        self.rnn = MultiMatrixRNN(embedding_dim, hidden_size, num_layers, choices, lstm=True)
+        body = partial(
+            MultiMatrixRNN,
+            hidden_size=hidden_size,
+            num_layers=num_layers,
+            choices=choices,
+            lstm=True,
+        )
+        super().__init__(vocab, body, embedding_dim, dropout=dropout)

@@ -14,11 +14,14 @@ over all steps after the backward loop. The cell helpers below are shared with m
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
-from .rnn import EmbeddingLM, uniform_
+from .base import RNNModel
+from .rnn import uniform_
 
 
 def lstm_cell_forward(sig, i, f, o, g, c_prev, c, tanh_c, h) -> None:
@@ -227,7 +230,9 @@ class MultiplicativeRNN(nn.Module):
             uniform_(torch.empty(gates * hidden_size, hidden_size), hidden_size)
         )
 
-    def forward(self, x: Tensor, state=None) -> tuple[Tensor, Tensor | tuple[Tensor, Tensor]]:
+    def forward(
+        self, x: Tensor, state=None, tokens: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | tuple[Tensor, Tensor]]:
         if state is None:
             h0 = x.new_zeros(x.shape[1], self.hidden_size)
             state = (h0, h0) if self.lstm else h0
@@ -237,21 +242,21 @@ class MultiplicativeRNN(nn.Module):
         return h, ((h[-1], out[1]) if self.lstm else h[-1])
 
 
-class MRNNLM(EmbeddingLM):
+class MRNNLM(RNNModel):
     """mRNN language model (h = m); state h [B, h]."""
 
     def __init__(
         self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float = 0.0
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, dropout)
-        self.rnn = MultiplicativeRNN(embedding_dim, hidden_size, lstm=False)
+        body = partial(MultiplicativeRNN, hidden_size=hidden_size, lstm=False)
+        super().__init__(vocab, body, embedding_dim, dropout=dropout)
 
 
-class MLSTMLM(EmbeddingLM):
+class MLSTMLM(RNNModel):
     """mLSTM language model (h = m); state (h, c), each [B, h]."""
 
     def __init__(
         self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float = 0.0
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, dropout)
-        self.rnn = MultiplicativeRNN(embedding_dim, hidden_size, lstm=True)
+        body = partial(MultiplicativeRNN, hidden_size=hidden_size, lstm=True)
+        super().__init__(vocab, body, embedding_dim, dropout=dropout)

@@ -4,8 +4,8 @@ The recurrence is ``TanhRNN``, an ``nn.RNN`` (same parameters, state and results
 is a hand-written BPTT (``TanhRecurrence``): on CPU, ``nn.RNN`` records several autograd nodes per
 step (about 4x the time of ``nn.LSTM``, which runs as one oneDNN call, at the Dyck size).
 
-Also defines ``EmbeddingLM``, the embedding -> recurrence -> dropout -> Linear(h, V) shell shared
-by seed 001's language models (dropout on h before the output layer, seed 001 §5.3).
+Seed 001's language models (this one, mRNN/mLSTM and mmRNN/mmLSTM) are ``RNNModel``s with
+dropout on h before the output layer (seed 001 §5.3).
 """
 
 from __future__ import annotations
@@ -15,38 +15,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
-from .base import RecurrentLM
+from .base import RNNModel
 
 
-class EmbeddingLM(RecurrentLM):
-    """Token embedding, a recurrent body ``self.rnn`` (set by subclasses), dropout and decoder.
-
-    ``self.rnn`` maps (x [T, B, e], state) -> (output [T, B, h], state).
-    """
-
-    rnn: nn.Module
-
-    def __init__(self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float):
-        super().__init__()
-        self.vocab_size = len(vocab)
-        self.encoder = nn.Embedding(self.vocab_size, embedding_dim)
-        self.drop = nn.Dropout(dropout)
-        self.decoder = nn.Linear(hidden_size, self.vocab_size)
-        # embedding and decoder init of pytorch/examples word_language_model (MODELS §0.4)
-        nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
-        nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
-        nn.init.zeros_(self.decoder.bias)
-
-    def forward(self, tokens: Tensor, state=None) -> tuple[Tensor, object]:
-        x = self.encoder(tokens)  # [T, B, e]
-        output, state = self.rnn(x, state)  # [T, B, h]
-        return self.decoder(self.drop(output)), state  # [T, B, V]
-
-    def recurrent_parameters(self) -> int:
-        return sum(p.numel() for p in self.rnn.parameters())
-
-
-class RNNLM(EmbeddingLM):
+class RNNLM(RNNModel):
     """Stacked tanh RNN (``nn.RNN``, two bias vectors); state: h [num_layers, B, h]."""
 
     def __init__(
@@ -57,8 +29,12 @@ class RNNLM(EmbeddingLM):
         num_layers: int = 1,
         dropout: float = 0.0,
     ):
-        super().__init__(vocab, embedding_dim, hidden_size, dropout)
-        self.rnn = TanhRNN(embedding_dim, hidden_size, num_layers, nonlinearity="tanh")
+        super().__init__(
+            vocab,
+            lambda n_in: TanhRNN(n_in, hidden_size, num_layers, nonlinearity="tanh"),
+            embedding_dim,
+            dropout=dropout,
+        )
 
 
 class TanhRecurrence(torch.autograd.Function):
@@ -103,7 +79,7 @@ class TanhRNN(nn.RNN):
     configurations and packed sequences fall back to ``nn.RNN.forward``.
     """
 
-    def forward(self, input, hx=None):  # noqa: A002 (nn.RNN's signature)
+    def forward(self, input, hx=None, tokens=None):  # noqa: A002 (nn.RNN's signature)
         if (
             not isinstance(input, Tensor)
             or input.dim() != 3

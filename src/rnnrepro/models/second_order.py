@@ -23,11 +23,13 @@ fan-in); biases f, b = 0; MI α = β1 = β2 = 1 (MODELS §4.1); decoder U(±0.1)
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
-from .base import RecurrentLM
+from .base import RNNModel
 from .rnn import TanhRecurrence, uniform_
 
 ACTIVATIONS = ("tanh", "identity")
@@ -123,60 +125,48 @@ class SecondOrderRecurrence(torch.autograd.Function):
         return d_x_b, d_pre, d_h, d_w_a, d_w_rec, None
 
 
-class OneHotLM(RecurrentLM):
-    """Shell of seed 003's models: recurrence over one-hot tokens -> dropout -> Linear(h, V).
-
-    Subclasses implement ``recurrence(tokens [T, B], h0 [B, h]) -> h [T, B, h]``.
+class OneHotRecurrence(nn.Module):
+    """Body of seed 003's models (an ``RNNModel`` without embedding): a recurrence over one-hot
+    tokens. Subclasses implement ``recurrence(tokens [T, B], h0 [B, h]) -> h [T, B, h]``.
     State: h [B, h] after the last step (h_0 = 0 when ``state`` is None).
     """
 
-    def __init__(self, vocab: list[str], hidden_size: int, activation: str, dropout: float):
+    def __init__(self, vocab_size: int, hidden_size: int, activation: str):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, not {activation!r}")
-        self.vocab_size, self.hidden_size, self.activation = len(vocab), hidden_size, activation
-        self.drop = nn.Dropout(dropout)
-        self.decoder = nn.Linear(hidden_size, self.vocab_size)
-        nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
-        nn.init.zeros_(self.decoder.bias)
+        self.vocab_size, self.hidden_size, self.activation = vocab_size, hidden_size, activation
 
     def recurrence(self, tokens: Tensor, h0: Tensor) -> Tensor:
         raise NotImplementedError
 
-    def forward(self, tokens: Tensor, state: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, x: Tensor, state: Tensor | None = None, tokens: Tensor | None = None):
         if state is None:
-            state = self.decoder.weight.new_zeros(tokens.shape[1], self.hidden_size)
-        hs = self.recurrence(tokens, state)  # [T, B, h]
-        return self.decoder(self.drop(hs)), hs[-1]
-
-    def recurrent_parameters(self) -> int:
-        """Every parameter except the decoder W_o, b_o (input matrices included)."""
-        return sum(
-            p.numel() for name, p in self.named_parameters() if not name.startswith("decoder.")
-        )
+            state = torch.zeros(x.shape[1], self.hidden_size, device=x.device)
+        hs = self.recurrence(x, state)  # [T, B, h]
+        return hs, hs[-1]
 
 
-class SecondOrderRNNLM(OneHotLM):
+class SecondOrderRNN(OneHotRecurrence):
     """General second-order RNN (Maupomé & Meurs): h_t = φ(A(B x_t ⊙ C h_{t-1}) + D x_t +
     E h_{t-1} + f), hidden size h, inner (multiplicative) size m.
 
     Parameters: ``A`` [h, m], ``B`` Embedding(V, m), ``C`` [m, h], ``D`` Embedding(V, h) (if
-    ``use_d``), ``E`` [h, h] (if ``use_e``), ``f`` [h], decoder Linear(h, V). Count (MODELS
-    §4.3): h·m + m·V + m·h + δ_D h·V + δ_E h² + h + V·h + V. ``recurrent_parameters`` = all but
-    the decoder (A, B, C, D, E, f).
+    ``use_d``), ``E`` [h, h] (if ``use_e``), ``f`` [h], and the language model's decoder
+    Linear(h, V). Count (MODELS §4.3): h·m + m·V + m·h + δ_D h·V + δ_E h² + h + V·h + V.
+    ``recurrent_parameters`` = all but the decoder (A, B, C, D, E, f).
     """
 
     def __init__(
         self,
-        vocab: list[str],
+        vocab_size: int,
         hidden_size: int,
         inner_size: int,
         use_d: bool = True,
         use_e: bool = True,
         activation: str = "tanh",
-        dropout: float = 0.0,
     ):
-        super().__init__(vocab, hidden_size, activation, dropout)
+        super().__init__(vocab_size, hidden_size, activation)
         h, m, V = hidden_size, inner_size, self.vocab_size
         self.inner_size, self.use_d, self.use_e = m, use_d, use_e
         self.A = nn.Parameter(uniform_(torch.empty(h, m), m))
@@ -195,15 +185,15 @@ class SecondOrderRNNLM(OneHotLM):
         return SecondOrderRecurrence.apply(self.B(tokens), x_d, h0, self.A, w_rec, tanh)
 
 
-class FirstOrderRNNLM(OneHotLM):
+class FirstOrderRNN(OneHotRecurrence):
     """First-order (Elman) RNN with one bias: h_t = tanh(U x_t + W h_{t-1} + b).
 
     Parameters: ``U`` Embedding(V, h), ``W`` [h, h], ``b`` [h], decoder Linear(h, V).
     Count h² + (2V + 1)h + V; ``recurrent_parameters`` = U, W, b (all but the decoder).
     """
 
-    def __init__(self, vocab: list[str], hidden_size: int, dropout: float = 0.0):
-        super().__init__(vocab, hidden_size, "tanh", dropout)
+    def __init__(self, vocab_size: int, hidden_size: int):
+        super().__init__(vocab_size, hidden_size, "tanh")
         h = hidden_size
         self.U = nn.Embedding(self.vocab_size, h)
         self.W = nn.Parameter(uniform_(torch.empty(h, h), h))
@@ -213,7 +203,7 @@ class FirstOrderRNNLM(OneHotLM):
         return TanhRecurrence.apply(self.U(tokens) + self.b, h0, self.W)
 
 
-class MIRNNLM(OneHotLM):
+class MIRNN(OneHotRecurrence):
     """General multiplicative-integration RNN (Wu et al. 2016):
     h_t = φ(α ⊙ U x_t ⊙ W h_{t-1} + β1 ⊙ U x_t + β2 ⊙ W h_{t-1} + b).
 
@@ -223,10 +213,8 @@ class MIRNNLM(OneHotLM):
     D = diag(β1) U, E = diag(β2) W, f = b (seed 003 eqs. 10-12).
     """
 
-    def __init__(
-        self, vocab: list[str], hidden_size: int, activation: str = "tanh", dropout: float = 0.0
-    ):
-        super().__init__(vocab, hidden_size, activation, dropout)
+    def __init__(self, vocab_size: int, hidden_size: int, activation: str = "tanh"):
+        super().__init__(vocab_size, hidden_size, activation)
         h = hidden_size
         self.U = nn.Embedding(self.vocab_size, h)
         self.W = nn.Parameter(uniform_(torch.empty(h, h), h))
@@ -241,3 +229,45 @@ class MIRNNLM(OneHotLM):
         offset = torch.addcmul(self.b, self.beta1, ux)
         tanh = self.activation == "tanh"
         return SecondOrderRecurrence.apply(gate, offset, h0, None, self.W, tanh)
+
+
+class SecondOrderRNNLM(RNNModel):
+    """The general second-order RNN language model (``SecondOrderRNN`` body, one-hot inputs)."""
+
+    def __init__(
+        self,
+        vocab: list[str],
+        hidden_size: int,
+        inner_size: int,
+        use_d: bool = True,
+        use_e: bool = True,
+        activation: str = "tanh",
+        dropout: float = 0.0,
+    ):
+        body = partial(
+            SecondOrderRNN,
+            hidden_size=hidden_size,
+            inner_size=inner_size,
+            use_d=use_d,
+            use_e=use_e,
+            activation=activation,
+        )
+        super().__init__(vocab, body, None, dropout=dropout)
+
+
+class FirstOrderRNNLM(RNNModel):
+    """The first-order (Elman) baseline (``FirstOrderRNN`` body, one-hot inputs)."""
+
+    def __init__(self, vocab: list[str], hidden_size: int, dropout: float = 0.0):
+        body = partial(FirstOrderRNN, hidden_size=hidden_size)
+        super().__init__(vocab, body, None, dropout=dropout)
+
+
+class MIRNNLM(RNNModel):
+    """The multiplicative-integration baseline (``MIRNN`` body, one-hot inputs)."""
+
+    def __init__(
+        self, vocab: list[str], hidden_size: int, activation: str = "tanh", dropout: float = 0.0
+    ):
+        body = partial(MIRNN, hidden_size=hidden_size, activation=activation)
+        super().__init__(vocab, body, None, dropout=dropout)

@@ -73,7 +73,7 @@ def attention_heatmap(
     tokens = [start, *sequence] if start else list(sequence)
     index = {token: i for i, token in enumerate(vocab)}
     ids = torch.tensor([index[token] for token in tokens]).unsqueeze(1)  # [T, 1]
-    model.hard = False
+    model.set_hard(False)
     weights = model.attention_weights(ids)[:, 0, :].cpu().numpy()  # [T, S]
     rows = [
         {"position": t, "token": token, "cell": s + 1, "weight": float(weights[t, s])}

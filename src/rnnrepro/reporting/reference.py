@@ -18,7 +18,7 @@ COMPARISONS = ("=", "<", "<=", ">=")
 def load_reference(
     paper: str | None = None, table: str | Sequence[str] | None = None
 ) -> pd.DataFrame:
-    """Reference rows, optionally restricted to one paper (e.g. ``seed000``) and table(s).
+    """Reference rows, optionally restricted to one paper (e.g. ``second_order_lstm``) and table(s).
 
     ``table`` is one label (``"Table 1"``) or several (``["Table 1", "Section 4.1"]``).
     A reference ``dataset`` is either one dataset or a family whose runs are on its folds

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     model, record = load_model(args.model)
-    principal_angles(model.recurrent_weight_matrices()).to_csv(args.out_angles, index=False)
+    principal_angles(model.body.recurrent_weight_matrices()).to_csv(args.out_angles, index=False)
 
     model.set_epoch(final_training_epoch(record))  # τ the saved weights were trained at
     if record.get("run", {}).get("text", {}).get("framing") == "stream":  # a passage of the stream

@@ -31,8 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     model, record = load_model(args.model)
     model.to(device)
     # Seed 000 tests the attention model with an "arbitrarily low" temperature: hard argmax.
-    if hasattr(model, "hard"):
-        model.hard = True
+    model.set_hard(True)
     run = record["run"]
     k, m = run["dyck"]["k"], run["dyck"]["m"]
     metrics = {

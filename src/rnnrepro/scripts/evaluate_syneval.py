@@ -32,8 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     device = select_device(args.device)
     model, record = load_model(args.model)
     model.to(device)
-    if hasattr(model, "hard"):  # the attention LSTM is tested at "arbitrarily low" temperature
-        model.hard = True
+    model.set_hard(True)  # the attention LSTM is tested at "arbitrarily low" temperature
     pairs = read_pairs(args.pairs, args.max_pairs)
     with tqdm(desc="sentences", unit="sent", mininterval=10) as bar:
         table = score_pairs(

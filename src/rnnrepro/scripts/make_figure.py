@@ -9,11 +9,10 @@ position_loss.csv of the candidate runs, Fig. 3); the last two draw the best mod
 Inputs must live in .../{experiment}/{dataset}/{model}/seed{seed}/.
 
 Example:
-    python -m rnnrepro.scripts.make_figure ldpa --inputs results/runs/seed000/*/*/seed*/ldpa.csv \\
-        --out fig2_ldpa.png
+    python -m rnnrepro.scripts.make_figure ldpa \\
+        --inputs results/runs/second_order_lstm/*/*/seed*/ldpa.csv --out fig2_ldpa.png
     python -m rnnrepro.scripts.make_figure position_loss \\
-        --inputs results/runs/seed003/ptb_lines_unigram_fold*/so_*/seed*/metrics.json \\
-                 results/runs/seed003/ptb_lines_unigram_fold*/so_*/seed*/position_loss.csv \\
+        --inputs results/runs/general_second_order/*unigram*/so_*/seed*/*.{json,csv} \\
         --out fig3_position_loss.png
 """
 

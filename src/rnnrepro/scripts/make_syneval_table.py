@@ -2,7 +2,7 @@
 
 Example:
     python -m rnnrepro.scripts.make_syneval_table \\
-        --results results/runs/seed000/wikitext2/*/seed*/syneval.csv \\
+        --results results/runs/second_order_lstm/wikitext2/*/seed*/syneval.csv \\
         --models lstm attention_lstm attention_lstm_5 --out-csv t3.csv --out-md t3.md
 """
 
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
 
     results = syneval.read_results(args.results)
     comparison = syneval.paper_comparison(
-        results, load_reference("seed000", "Table 3"), args.tolerance, args.scale
+        results, load_reference("second_order_lstm", "Table 3"), args.tolerance, args.scale
     )
     categories = syneval.side_by_side(results, args.models)
     notes = [
@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
         categories,
         args.out_csv,
         args.out_md,
-        "seed000 Table 3 (syntactic evaluation, WikiText-2 models): paper vs reproduction",
+        "second_order_lstm Table 3 (syntactic evaluation, WikiText-2 models): "
+        "paper vs reproduction",
         args.note,
         notes,
     )

@@ -1,8 +1,8 @@
 """Compare reproduced run metrics with one paper table and write it as CSV and Markdown.
 
 Example:
-    python -m rnnrepro.scripts.make_table --paper seed000 --table "Table 1" \\
-        --metrics results/runs/seed000/*/*/seed*/metrics.json \\
+    python -m rnnrepro.scripts.make_table --paper second_order_lstm --table "Table 1" \\
+        --metrics results/runs/second_order_lstm/*/*/seed*/metrics.json \\
         --floors results/data/*/floor.json --out-csv t1.csv --out-md t1.md
 
 A reference row whose dataset is a cross-validation family (``ptb_lines_unigram``) is compared
@@ -29,7 +29,7 @@ from rnnrepro.reporting.tables import (
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paper", required=True, help="paper id, e.g. seed000")
+    parser.add_argument("--paper", required=True, help="paper id, e.g. second_order_lstm")
     parser.add_argument(
         "--table",
         nargs="+",

@@ -16,12 +16,12 @@ import torch
 from rnnrepro.devices import select_device
 from rnnrepro.fileio import atomic_open
 from rnnrepro.models import build_model, save_model
+from rnnrepro.procedures import Procedure
 from rnnrepro.tasks import make_task
 from rnnrepro.training import (
     HISTORY_COLUMNS,
     NonFiniteLoss,
     TrainingInterrupted,
-    TrainingSettings,
     seed_everything,
     train,
 )
@@ -64,7 +64,7 @@ def write_history(rows: list[dict], path: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = json.loads(args.run)
-    settings = TrainingSettings.from_dict(run["training"])
+    settings = Procedure.from_dict(run["training"])
     device = select_device(args.device)
     torch.set_num_threads(args.threads)
     task = make_task(run, args.seed, device, args.train, args.val, args.vocab)

@@ -42,7 +42,7 @@ def general(use_d=True, use_e=True, activation="tanh", h=5, m=4, dtype=torch.flo
         activation=activation,
     ).to(dtype)
     with torch.no_grad():  # f and the decoder bias start at 0: make every term non-trivial
-        model.f.normal_(0, 0.3)
+        model.body.f.normal_(0, 0.3)
         model.decoder.bias.normal_()
     return model
 
@@ -51,7 +51,13 @@ def mi_rnn(activation="tanh", h=5, dtype=torch.float64):
     torch.manual_seed(0)
     model = build_model("mi_rnn", VOCAB, hidden_size=h, activation=activation).to(dtype)
     with torch.no_grad():  # move α, β1, β2, b away from their 1 / 0 initialisation
-        for p in (model.alpha, model.beta1, model.beta2, model.b, model.decoder.bias):
+        for p in (
+            model.body.alpha,
+            model.body.beta1,
+            model.body.beta2,
+            model.body.b,
+            model.decoder.bias,
+        ):
             p.add_(0.3 * torch.randn_like(p))
     return model
 
@@ -66,37 +72,42 @@ def act(name):
 
 def naive_general(model, x):
     """h_t = φ(A(B x_t ⊙ C h_{t-1}) + D x_t + E h_{t-1} + f), step by step."""
-    phi = act(model.activation)
-    h = model.f.new_zeros(x.shape[1], model.hidden_size)
+    phi = act(model.body.activation)
+    h = model.body.f.new_zeros(x.shape[1], model.hidden_size)
     outputs = []
     for x_t in x:
-        pre = (model.B.weight[x_t] * (h @ model.C.T)) @ model.A.T + model.f
-        if model.D is not None:
-            pre = pre + model.D.weight[x_t]
-        if model.E is not None:
-            pre = pre + h @ model.E.T
+        pre = (model.body.B.weight[x_t] * (h @ model.body.C.T)) @ model.body.A.T + model.body.f
+        if model.body.D is not None:
+            pre = pre + model.body.D.weight[x_t]
+        if model.body.E is not None:
+            pre = pre + h @ model.body.E.T
         h = phi(pre)
         outputs.append(h)
     return model.decoder(torch.stack(outputs))
 
 
 def naive_first_order(model, x):
-    h = model.b.new_zeros(x.shape[1], model.hidden_size)
+    h = model.body.b.new_zeros(x.shape[1], model.hidden_size)
     outputs = []
     for x_t in x:
-        h = torch.tanh(model.U.weight[x_t] + h @ model.W.T + model.b)
+        h = torch.tanh(model.body.U.weight[x_t] + h @ model.body.W.T + model.body.b)
         outputs.append(h)
     return model.decoder(torch.stack(outputs))
 
 
 def naive_mi(model, x):
     """h_t = φ(α ⊙ U x ⊙ W h + β1 ⊙ U x + β2 ⊙ W h + b) (Wu et al. 2016, general form)."""
-    phi = act(model.activation)
-    h = model.b.new_zeros(x.shape[1], model.hidden_size)
+    phi = act(model.body.activation)
+    h = model.body.b.new_zeros(x.shape[1], model.hidden_size)
     outputs = []
     for x_t in x:
-        ux, wh = model.U.weight[x_t], h @ model.W.T
-        h = phi(model.alpha * ux * wh + model.beta1 * ux + model.beta2 * wh + model.b)
+        ux, wh = model.body.U.weight[x_t], h @ model.body.W.T
+        h = phi(
+            model.body.alpha * ux * wh
+            + model.body.beta1 * ux
+            + model.body.beta2 * wh
+            + model.body.b
+        )
         outputs.append(h)
     return model.decoder(torch.stack(outputs))
 
@@ -115,7 +126,7 @@ COMBOS = list(itertools.product([True, False], [True, False], ["tanh", "identity
 @pytest.mark.parametrize("use_d,use_e,activation", COMBOS)
 def test_general_model_equals_naive_per_step_formula(use_d, use_e, activation):
     model = general(use_d, use_e, activation)
-    names = {name.split(".")[0] for name, _ in model.named_parameters()}
+    names = {name.split(".")[0] for name, _ in model.body.named_parameters()}
     assert ("D" in names) == use_d and ("E" in names) == use_e
     assert_same_outputs_and_gradients(model, naive_general)
 
@@ -129,7 +140,7 @@ def test_first_order_rnn_equals_naive_formula():
     torch.manual_seed(0)
     model = build_model("first_order_rnn", VOCAB, hidden_size=5).double()
     with torch.no_grad():
-        model.b.normal_(0, 0.3)
+        model.body.b.normal_(0, 0.3)
     assert_same_outputs_and_gradients(model, naive_first_order)
 
 
@@ -179,11 +190,11 @@ def test_general_model_without_e_is_sutskevers_mrnn():
     W_hx, W_mx, W_mh, W_hm, b = (t.double() for t in (W_hx, W_mx, W_mh, W_hm, b))
     model = general(use_d=True, use_e=False, h=h, m=m)
     with torch.no_grad():  # A = W_hm, B = W_mx, C = W_mh, D = W_hx, f = b
-        model.A.copy_(W_hm)
-        model.B.weight.copy_(W_mx.T)
-        model.C.copy_(W_mh)
-        model.D.weight.copy_(W_hx.T)
-        model.f.copy_(b)
+        model.body.A.copy_(W_hm)
+        model.body.B.weight.copy_(W_mx.T)
+        model.body.C.copy_(W_mh)
+        model.body.D.weight.copy_(W_hx.T)
+        model.body.f.copy_(b)
     x = tokens()
     state = torch.zeros(h, x.shape[1], dtype=torch.float64)  # column vectors, one per example
     outputs = []
@@ -204,12 +215,14 @@ def test_mi_rnn_is_a_constrained_general_model(activation):
     mi = mi_rnn(activation)
     model = general(use_d=True, use_e=True, activation=activation, h=5, m=5)
     with torch.no_grad():
-        model.A.copy_(torch.diag(mi.alpha))
-        model.B.weight.copy_(mi.U.weight)  # Embedding rows are the columns U x for one-hot x
-        model.C.copy_(mi.W)
-        model.D.weight.copy_(mi.U.weight * mi.beta1)  # row v of D: β1 ⊙ U e_v
-        model.E.copy_(mi.beta2[:, None] * mi.W)
-        model.f.copy_(mi.b)
+        model.body.A.copy_(torch.diag(mi.body.alpha))
+        model.body.B.weight.copy_(
+            mi.body.U.weight
+        )  # Embedding rows are the columns U x for one-hot x
+        model.body.C.copy_(mi.body.W)
+        model.body.D.weight.copy_(mi.body.U.weight * mi.body.beta1)  # row v of D: β1 ⊙ U e_v
+        model.body.E.copy_(mi.body.beta2[:, None] * mi.body.W)
+        model.body.f.copy_(mi.body.b)
         model.decoder.load_state_dict(mi.decoder.state_dict())
         x = tokens()
         (mi_logits, mi_state), (logits, state) = mi(x), model(x)
@@ -257,7 +270,7 @@ def test_bad_activation_is_rejected():
         build_model("second_order_rnn", VOCAB, hidden_size=3, inner_size=3, activation="relu")
 
 
-SEED003_COUNTS = [
+GENERAL_SECOND_ORDER_COUNTS = [
     ("second_order_rnn", 27, {"hidden_size": 7, "inner_size": 5, "use_d": d, "use_e": e})
     for d, e in itertools.product([True, False], repeat=2)
 ] + [
@@ -265,7 +278,7 @@ SEED003_COUNTS = [
     ("first_order_rnn", 27, {"hidden_size": 11}),
     ("mi_rnn", 27, {"hidden_size": 11}),
 ]
-SEED001_COUNTS = [
+MULTI_MATRIX_COUNTS = [
     ("rnn", 13, {"embedding_dim": 6, "hidden_size": 5}),
     ("rnn", 13, {"embedding_dim": 6, "hidden_size": 5, "num_layers": 3}),
     ("lstm", 13, {"embedding_dim": 6, "hidden_size": 5, "num_layers": 2}),
@@ -278,7 +291,9 @@ SEED001_COUNTS = [
 ]
 
 
-@pytest.mark.parametrize("name,vocab_size,hparams", SEED003_COUNTS + SEED001_COUNTS)
+@pytest.mark.parametrize(
+    "name,vocab_size,hparams", GENERAL_SECOND_ORDER_COUNTS + MULTI_MATRIX_COUNTS
+)
 def test_parameter_count_formula_equals_torch_model(name, vocab_size, hparams):
     model = build_model(name, [f"t{i}" for i in range(vocab_size)], **hparams)
     total = model.num_parameters()

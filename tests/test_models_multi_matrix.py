@@ -127,11 +127,11 @@ def naive_cell(pre, c, lstm):
 
 def naive_forward(model, x):
     h = model.encoder(x)
-    if hasattr(model.rnn, "layers"):
-        for layer in model.rnn.layers:
+    if hasattr(model.body, "layers"):
+        for layer in model.body.layers:
             h = naive_multi_matrix(layer, h)
     else:
-        h = naive_multiplicative(model.rnn, h)
+        h = naive_multiplicative(model.body, h)
     return model.decoder(h)
 
 
@@ -163,12 +163,12 @@ def test_recurrences_pass_gradcheck(lstm):
 @pytest.mark.parametrize("name", ["mmrnn", "mmlstm"])
 def test_multi_layer_wiring(name):
     model = lm(name, num_layers=2)
-    first, second = model.rnn.layers
+    first, second = model.body.layers
     assert first.input.in_features == 6 and second.input.in_features == 5
     x = model.encoder(tokens())
     h1, s1 = first(x)
     h2, s2 = second(h1)
-    out, state = model.rnn(x)
+    out, state = model.body(x)
     torch.testing.assert_close(out, h2)
     assert len(state) == 2 and len(state[0]) == (3 if name == "mmlstm" else 2)
     for got, want in zip(state, (s1, s2), strict=True):

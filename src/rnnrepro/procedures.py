@@ -1,0 +1,200 @@
+"""Training procedures: a named, configured object (config key ``training.<name>``) that owns
+the optimiser (Adam, RMSprop or SGD with weight decay), its schedules (plateau decay, per-batch
+LR scaling), NT-ASGD weight averaging with validation on the averaged weights, the extra loss
+terms (AR/TAR and model-defined terms), the stopping rule and what a non-finite loss means.
+
+The loop that applies a procedure is ``rnnrepro.training.train``.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+OPTIMIZERS = {
+    "adam": torch.optim.Adam,
+    "rmsprop": torch.optim.RMSprop,
+    "sgd": torch.optim.SGD,
+}
+ON_NONFINITE = ("error", "diverged")
+
+
+class BatchLoss(NamedTuple):
+    """What a task's ``batch_loss`` returns: the summed NLL over ``count`` targets, the model's
+    auxiliary outputs (``RecurrentLM.forward_aux``) and the LR scale of this batch (variable-length
+    BPTT: window length / BPTT). A plain ``(nll, count)`` tuple means no aux and scale 1."""
+
+    nll: torch.Tensor
+    count: int
+    aux: dict | None = None
+    lr_scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class Procedure:
+    """A training procedure; every field is a config key of ``training.<name>``."""
+
+    lr: float
+    batch_size: int
+    max_epochs: int
+    early_stopping_patience: int
+    lr_decay: float | None = None  # multiply the LR by this on a validation plateau
+    lr_patience: int = 0  # epochs without improvement before decaying
+    grad_clip: float | None = None  # max gradient norm
+    stop_loss: float | None = None  # stop once the validation loss is below this
+    bptt: int | None = None  # stream datasets: steps per window
+    variable_bptt: bool = False  # stream datasets: AWD-LSTM's random window lengths, LR rescaled
+    eval_batch_size: int = 10  # stream datasets: columns of the validation stream
+    optimizer: str = "adam"  # "adam", "rmsprop" or "sgd"
+    weight_decay: float = 0.0  # L2 penalty of the optimiser
+    # NT-ASGD (AWD-LSTM): with SGD, average the weights from the epoch whose validation loss is
+    # worse than the best one more than ``asgd_nonmono`` epochs back; validate on the average
+    asgd_nonmono: int | None = None
+    ar: float = 0.0  # activation regularisation: ar · mean(dropped output²)
+    tar: float = 0.0  # temporal AR: tar · mean((h_t - h_{t-1})²) on the undropped output
+    # a NaN/inf loss: "error" stops the run with an error; "diverged" ends it, keeps the best
+    # epoch so far and marks the run diverged (its table rows say so)
+    on_nonfinite: str = "error"
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(
+                f"unknown optimizer {self.optimizer!r}; known: {', '.join(OPTIMIZERS)}"
+            )
+        if self.asgd_nonmono is not None and self.optimizer != "sgd":
+            raise ValueError("asgd_nonmono (NT-ASGD) needs optimizer: sgd")
+        if self.on_nonfinite not in ON_NONFINITE:
+            raise ValueError(
+                f"on_nonfinite must be one of {', '.join(ON_NONFINITE)}, not {self.on_nonfinite!r}"
+            )
+        if self.variable_bptt and not self.bptt:
+            raise ValueError("variable_bptt needs bptt")
+
+    @classmethod
+    def from_dict(cls, settings: dict) -> Procedure:
+        known = {f.name for f in fields(cls)}
+        unknown = set(settings) - known
+        if unknown:
+            raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
+        return cls(**settings)
+
+    # -- optimiser and schedules -------------------------------------------------------------
+
+    def make_optimizer(self, model: nn.Module) -> torch.optim.Optimizer:
+        """The optimiser over the model's trainable parameters."""
+        params = [p for p in model.parameters() if p.requires_grad]
+        return OPTIMIZERS[self.optimizer](params, lr=self.lr, weight_decay=self.weight_decay)
+
+    def make_scheduler(self, optimizer: torch.optim.Optimizer):
+        """Plateau decay of the LR on the validation loss, or None."""
+        if not self.lr_decay:
+            return None
+        return torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimizer, mode="min", factor=self.lr_decay, patience=self.lr_patience
+        )
+
+    @contextmanager
+    def batch_lr(self, optimizer: torch.optim.Optimizer, scale: float):
+        """Inside the block every parameter group's LR is multiplied by ``scale`` (AWD-LSTM's
+        ``lr · seq_len / bptt``); it is restored afterwards, so schedules see the base LR."""
+        if scale == 1.0:
+            yield
+            return
+        base = [group["lr"] for group in optimizer.param_groups]
+        for group, lr in zip(optimizer.param_groups, base, strict=True):
+            group["lr"] = lr * scale
+        try:
+            yield
+        finally:
+            for group, lr in zip(optimizer.param_groups, base, strict=True):
+                group["lr"] = lr
+
+    # -- objective -------------------------------------------------------------------------
+
+    def objective(self, batch: BatchLoss) -> torch.Tensor:
+        """Mean NLL plus AR/TAR and the model's own loss terms (``aux["losses"]``)."""
+        loss = batch.nll / batch.count
+        aux = batch.aux or {}
+        if self.ar and "output" in aux:
+            loss = loss + self.ar * aux["output"].pow(2).mean()
+        if self.tar and "raw_output" in aux:
+            raw = aux["raw_output"]
+            loss = loss + self.tar * (raw[1:] - raw[:-1]).pow(2).mean()
+        for term in aux.get("losses", {}).values():
+            loss = loss + term
+        return loss
+
+    # -- averaging and stopping --------------------------------------------------------------
+
+    def should_start_averaging(self, val_losses: list[float], loss: float) -> bool:
+        """NT-ASGD's switch (AWD-LSTM): more than ``asgd_nonmono`` earlier epochs and ``loss``
+        worse than the best of them excluding the last ``asgd_nonmono``."""
+        n = self.asgd_nonmono
+        if n is None:
+            return False
+        return len(val_losses) > n and loss > min(val_losses[:-n])
+
+    def stop_reason(self, epoch: int, val_loss: float, bad_epochs: int) -> str:
+        """Why training stops after ``epoch`` (1-based), or "" to go on."""
+        if self.stop_loss is not None and val_loss < self.stop_loss:
+            return f"validation loss below {self.stop_loss:g}"
+        if bad_epochs >= self.early_stopping_patience:
+            return f"no improvement for {bad_epochs} epochs"
+        if epoch == self.max_epochs:
+            return f"reached max_epochs={self.max_epochs}"
+        return ""
+
+
+class WeightAverage:
+    """Running mean of the trainable parameters over the optimiser steps since ``start`` (the
+    averaging of AWD-LSTM's ASGD with t0 = 0 and λ = 0: SGD steps, averaged iterates)."""
+
+    def __init__(self, model: nn.Module):
+        self.model = model
+        self.active, self.steps, self.mean = False, 0, {}
+
+    def _params(self) -> dict[str, torch.Tensor]:
+        return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
+
+    def start(self) -> None:
+        self.active, self.steps, self.mean = True, 0, {}
+
+    @torch.no_grad()
+    def update(self) -> None:
+        """After an optimiser step: fold the new iterate into the mean."""
+        if not self.active:
+            return
+        self.steps += 1
+        for name, p in self._params().items():
+            if name not in self.mean:
+                self.mean[name] = p.detach().clone()
+            else:
+                self.mean[name] += (p.detach() - self.mean[name]) / self.steps
+
+    @contextmanager
+    def applied(self):
+        """The model holds the averaged weights inside the block (no-op when not averaging)."""
+        if not self.active or not self.mean:
+            yield
+            return
+        params = self._params()
+        current = {n: p.detach().clone() for n, p in params.items()}
+        with torch.no_grad():
+            for n, p in params.items():
+                p.copy_(self.mean[n])
+        try:
+            yield
+        finally:
+            with torch.no_grad():
+                for n, p in params.items():
+                    p.copy_(current[n])
+
+    def state_dict(self) -> dict:
+        return {"active": self.active, "steps": self.steps, "mean": self.mean}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.active, self.steps, self.mean = state["active"], state["steps"], state["mean"]
