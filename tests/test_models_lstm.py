@@ -7,10 +7,12 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from rnnrepro.models import build_model
 from rnnrepro.models._lstm_ops import fused_gate_index
 from rnnrepro.models.attention_lstm import MixedLSTMFunction, bracket_cell_map
+from rnnrepro.models.base import embedding_dropout
 
 DYCK = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
 NAMES = ("lstm", "attention_lstm", "assignment_lstm")
@@ -250,3 +252,43 @@ def test_default_init_ranges():
     bound = 1 / math.sqrt(12)
     assert model.body.weight_hh.abs().max() <= bound and model.encoder.weight.abs().max() <= 0.1
     assert torch.count_nonzero(model.decoder.bias) == 0
+
+
+def test_dropoute_drops_whole_embedding_rows_in_training_only():
+    embedding = nn.Embedding(50, 6)
+    tokens = torch.arange(50).repeat(4, 1)  # every word type four times
+    torch.manual_seed(0)
+    dropped = embedding_dropout(embedding, tokens, 0.5, training=True)
+    kept = (dropped != 0).all(-1)
+    assert (kept == kept[0]).all()  # a type is dropped everywhere or nowhere
+    assert 10 < int(kept[0].sum()) < 40
+    torch.testing.assert_close(dropped[:, kept[0]], 2 * embedding(tokens)[:, kept[0]])
+    torch.testing.assert_close(embedding_dropout(embedding, tokens, 0.5, False), embedding(tokens))
+
+
+def test_dropouth_splits_the_layers_with_the_same_weights_and_eval_output():
+    torch.manual_seed(3)
+    fused = build_model("lstm", DYCK, embedding_dim=5, hidden_size=7, num_layers=2)
+    torch.manual_seed(3)
+    split = build_model("lstm", DYCK, embedding_dim=5, hidden_size=7, num_layers=2, dropouth=0.4)
+    assert len(split.body.layers) == 2 and len(fused.body.layers) == 1
+    flat = [p for layer in split.body.layers for p in layer.parameters()]
+    for a, b in zip(fused.body.parameters(), flat, strict=True):
+        torch.testing.assert_close(a, b)
+    tokens = torch.randint(0, len(DYCK), (6, 3))
+    (a, (ha, ca)), (b, (hb, cb)) = fused.eval()(tokens), split.eval()(tokens)
+    torch.testing.assert_close(a, b)
+    torch.testing.assert_close((ha, ca), (hb, cb))
+    split.train()
+    assert not torch.allclose(split(tokens)[0], split(tokens)[0])  # dropout between layers
+
+
+def test_forward_aux_gives_the_dropped_and_raw_outputs():
+    torch.manual_seed(0)
+    model = build_model("attention_lstm", DYCK, embedding_dim=5, hidden_size=7, dropout=0.5)
+    tokens = torch.randint(0, len(DYCK), (6, 3))
+    logits, _, aux = model.forward_aux(tokens)
+    torch.testing.assert_close(logits, model.decoder(aux["output"]))
+    assert aux["raw_output"].shape == (6, 3, 7) and aux["losses"] == {}
+    zeroed = aux["output"] == 0
+    assert zeroed.any() and not (aux["raw_output"] == 0).any()

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from rnnrepro.procedures import Procedure
+from rnnrepro.procedures import BatchLoss, Procedure
 from rnnrepro.training import NonFiniteLoss, train
 
 
@@ -112,6 +112,49 @@ def test_non_finite_validation_loss_stops_at_once(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "val_losses, train_losses, message, best_w",
+    [  # scripted training losses have no gradient: w stays 0; otherwise it grows 0.1 a step
+        ([3.0, 2.0, 1.0, 0.5], [1.0, 1.0, math.nan], "training loss nan in epoch 3, batch 1", 0),
+        ([3.0, 2.0, math.nan, 0.5], None, "validation loss nan after epoch 3", 0.2),
+    ],
+)
+def test_a_procedure_may_declare_the_run_diverged(
+    tmp_path, val_losses, train_losses, message, best_w
+):
+    result, best, _ = run(tmp_path, val_losses, train_losses, on_nonfinite="diverged")
+    assert result.diverged and result.stopped_because == f"diverged: {message}"
+    assert [row["epoch"] for row in result.history] == [1, 2]  # nothing after the divergence
+    assert result.best_epoch == 2 and best["w"].item() == pytest.approx(best_w)
+
+
+def test_per_batch_lr_scale_moves_by_the_scaled_lr_and_restores_the_base_lr(tmp_path):
+    """AWD-LSTM's variable BPTT: the step of a batch uses lr · scale; schedules see lr."""
+    scales = iter([0.5, 2.0])
+    task = ScriptedTask(
+        lambda m, batch: BatchLoss(-m.w, 1, None, next(scales)), lambda m: {"loss": 1.0}
+    )
+    settings = Procedure(lr=0.1, batch_size=1, max_epochs=2, early_stopping_patience=9,
+                         optimizer="sgd")  # fmt: skip
+    model = Counter()
+    result, _ = train(model, settings, task, tmp_path / "c.pt", "lr", lambda _: None)
+    assert model.w.item() == pytest.approx(0.05 + 0.2)
+    assert [row["lr"] for row in result.history] == [0.1, 0.1]
+
+
+def test_objective_adds_ar_tar_and_the_model_terms():
+    raw = torch.tensor([[1.0], [3.0], [6.0]])  # [T, features]: steps differ by 2 and 3
+    aux = {"output": 2 * raw, "raw_output": raw, "losses": {"policy": torch.tensor(0.25)}}
+    batch = BatchLoss(torch.tensor(8.0), 4, aux)
+    plain = Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1)
+    assert plain.objective(batch).item() == pytest.approx(2.0 + 0.25)
+    awd = Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1, ar=2.0, tar=1.0)
+    ar = 2.0 * (4 + 36 + 144) / 3
+    tar = 1.0 * (4 + 9) / 2
+    assert awd.objective(batch).item() == pytest.approx(2.0 + 0.25 + ar + tar)
+    assert awd.objective(BatchLoss(torch.tensor(8.0), 4)).item() == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(
     "optimizer, expected",
     [
         ("sgd", 0.1),  # w - lr * grad, grad = -1
@@ -133,10 +176,13 @@ def test_weight_decay_enters_the_gradient(tmp_path):
 def test_unknown_optimizer_and_asgd_without_sgd_are_refused():
     with pytest.raises(ValueError, match="unknown optimizer 'adagrad'"):
         Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
-                         optimizer="adagrad")  # fmt: skip
+                  optimizer="adagrad")  # fmt: skip
     with pytest.raises(ValueError, match="needs optimizer: sgd"):
         Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
-                         asgd_nonmono=5)  # fmt: skip
+                  asgd_nonmono=5)  # fmt: skip
+    with pytest.raises(ValueError, match="on_nonfinite must be one of error, diverged"):
+        Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1,
+                  on_nonfinite="ignore")  # fmt: skip
 
 
 def asgd_run(tmp_path, losses, nonmono):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import signal
@@ -14,7 +15,7 @@ import torch
 from pipeline_utils import signal_once_exists
 
 from rnnrepro.data import text
-from rnnrepro.data.batching import stream_batches
+from rnnrepro.data.batching import stream_batches, variable_bptt_lengths
 from rnnrepro.evaluation.text import evaluate_stream
 from rnnrepro.models import build_model
 from rnnrepro.tasks import StreamTask
@@ -41,6 +42,12 @@ RUN = {
         "lr_patience": 1,
     },
     "text": {"framing": "stream", "metric": "ppl"},
+}
+# The resumed run also uses AWD-LSTM's parts: variable BPTT with LR scaling, AR/TAR, dropoute.
+RUN_AWD = {
+    **RUN,
+    "hparams": {**RUN["hparams"], "dropoute": 0.1},
+    "training": {**RUN["training"], "variable_bptt": True, "ar": 2.0, "tar": 1.0},
 }
 
 
@@ -109,9 +116,36 @@ def test_stream_evaluation_equals_one_long_forward(corpus):
     assert windowed.loss == pytest.approx(whole.item(), rel=1e-5)
 
 
+def test_variable_bptt_windows_cover_the_stream_and_repeat_per_seed():
+    ids = torch.arange(2000)
+    lengths = [len(x) for x, _ in stream_batches(ids, 2, 70, variable_bptt_lengths(70, 5))]
+    again = [len(x) for x, _ in stream_batches(ids, 2, 70, variable_bptt_lengths(70, 5))]
+    other = [len(x) for x, _ in stream_batches(ids, 2, 70, variable_bptt_lengths(70, 6))]
+    assert lengths == again and lengths != other
+    assert sum(lengths) == 1000 - 1 and min(lengths[:-1]) >= 5
+    many = list(itertools.islice(variable_bptt_lengths(70, 1), 4000))
+    halves = sum(n < 52 for n in many) / len(many)  # N(35, 5) draws, ~5% of them
+    # mean 0.95 · 70 + 0.05 · 35 = 68.25, less ~0.5 that int() truncates
+    assert 0.03 < halves < 0.07 and abs(sum(many) / len(many) - 67.75) < 0.3
+
+
+def test_variable_bptt_task_scales_the_lr_by_window_length(corpus):
+    task = StreamTask(
+        RUN_AWD,
+        1,
+        torch.device("cpu"),
+        *(str(corpus / f) for f in ("train.txt", "val.txt", "vocab.txt")),
+    )
+    model = build_model("attention_lstm", task.vocab, **RUN_AWD["hparams"])
+    task.start_epoch(0)
+    scales = [task.batch_loss(model, batch).lr_scale for batch in task.batches(0)]
+    lengths = [len(inputs) for inputs, _ in task.batches(0)]
+    assert scales == [n / 10 for n in lengths] and len(set(lengths)) > 2
+
+
 def train_cmd(path, name):
     return [
-        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(RUN), "--seed", "3",
+        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(RUN_AWD), "--seed", "3",
         "--device", "cpu", "--train", str(path / "train.txt"), "--val", str(path / "val.txt"),
         "--vocab", str(path / "vocab.txt"), "--checkpoint", str(path / f"{name}.ckpt"),
         "--out-model", str(path / name / "model.pt"),
