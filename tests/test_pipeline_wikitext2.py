@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 from pipeline_utils import base_config, fixture_mirror, run_snakemake
 
 pytestmark = pytest.mark.slow
@@ -21,7 +25,16 @@ def wikitext2_config(mirror: str, sources: str) -> dict:
     for model in config["experiments"]["second_order_lstm"]["models"].values():
         model.get("dataset_hparams", {}).pop("dyck", None)
         model.pop("datasets", None)
+    # a fine-tuning stage with AWD-LSTM's procedure parts (no paper of seed 000 has one)
+    config["training"]["finetune_test"] = {
+        "lr": 0.5, "batch_size": 4, "bptt": 8, "max_epochs": 3, "early_stopping_patience": 3,
+        "optimizer": "sgd", "asgd_nonmono": 1, "variable_bptt": True, "ar": 1.0, "tar": 1.0,
+    }  # fmt: skip
+    config["experiments"]["second_order_lstm"]["models"]["lstm"]["finetune"] = "finetune_test"
     return config
+
+
+FINETUNED = "results/runs/second_order_lstm/wikitext2/lstm/seed1/finetune"
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +44,7 @@ def wt2_run(tmp_path_factory):
     config = wikitext2_config(str(mirror), str(sources))
     work = root / "work"
     work.mkdir()
-    run_snakemake(work, config, "wikitext2")
+    run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json")
     return work, config
 
 
@@ -97,7 +110,29 @@ def test_syntactic_evaluation_table(wt2_run):
     assert "smoke-scale" in md and "Scale smoke: reduced" in md
 
 
-def test_rerun_does_nothing(wt2_run):
+def test_finetune_stage_continues_from_the_trained_model(wt2_run):
+    work, _ = wt2_run
+    trained = torch.load(work / Path(FINETUNED).parent / "model.pt", weights_only=True)
+    finetuned = torch.load(work / FINETUNED / "model.pt", weights_only=True)
+    assert finetuned["identity"]["stage"] == "finetune" and finetuned["run"]["stage"] == "finetune"
+    assert finetuned["init"].endswith("seed1/model.pt") and trained["identity"]["stage"] == "train"
+    metrics = json.loads((work / FINETUNED / "metrics.json").read_text())
+    assert metrics["stage"] == "finetune" and metrics["run"]["training"]["optimizer"] == "sgd"
+    history = pd.read_csv(work / FINETUNED / "history.csv")
+    assert "averaged" in history and len(history) == 2  # smoke scale: 2 epochs at most
+    log = work / "results/logs/train/second_order_lstm/wikitext2/lstm/seed1/finetune.log"
+    assert f"starting from {Path(FINETUNED).parent / 'model.pt'}" in log.read_text()
+
+
+def test_rerun_does_nothing_and_a_finetune_change_reruns_only_that_stage(wt2_run):
     work, config = wt2_run
-    proc = run_snakemake(work, config, "wikitext2", "-n")
+    proc = run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json", "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+    changed = copy.deepcopy(config)
+    changed["training"]["finetune_test"]["lr"] = 0.25
+    proc = run_snakemake(work, changed, "wikitext2", f"{FINETUNED}/metrics.json", "-n")
+    out = proc.stdout + proc.stderr
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", out, flags=re.M))
+    assert jobs == {"train": "1", "evaluate_text": "1", "total": "2"}, out
+    assert f"{FINETUNED}/model.pt" in out
+    run_snakemake(work, config, "wikitext2", "-n")  # the shipped config: still nothing to do

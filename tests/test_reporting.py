@@ -20,7 +20,7 @@ from rnnrepro.reporting.analysis import (
     first_short_sequence,
     principal_angles,
 )
-from rnnrepro.reporting.figures import FIGURES, run_key
+from rnnrepro.reporting.figures import FIGURES, read_runs
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import build_table, collect_metrics, write_table
 
@@ -138,6 +138,20 @@ def test_build_table_verdicts(tmp_path):
     assert table.loc[2, "delta"] == pytest.approx(2.60 - 2.387)
 
 
+def test_diverged_runs_are_named_and_later_stages_kept_apart(tmp_path):
+    paths = [write_metrics(tmp_path, "lstm", s, p, 1.0) for s, p in [(1, 2.39), (2, 2.41)]]
+    record = json.loads(paths[1].read_text())
+    paths[1].write_text(json.dumps({**record, "diverged": True}))
+    finetuned = tmp_path / "finetune.json"  # a later stage of seed 1, far off: not in the row
+    finetuned.write_text(json.dumps({**record, "seed": 1, "stage": "finetune", "test": {
+        "loss": 9.0, "ppl": 9.0, "wcpa": 0.0}}))  # fmt: skip
+    runs = collect_metrics([*paths, finetuned])
+    assert runs["stage"].tolist() == ["train", "train", "finetune"]
+    table = build_table(reference(("lstm", "test_ppl", 2.393, "=")), runs, {})
+    assert table.loc[0, "mean"] == pytest.approx(2.40) and table.loc[0, "n_seeds"] == 2
+    assert table.loc[0, "verdict"] == "match; 1 of 2 run(s) diverged"
+
+
 def test_below_floor_is_flagged(tmp_path):
     runs = collect_metrics([write_metrics(tmp_path, "lstm", 1, 2.20, 1.0)])
     floors = {"dyck_m4": {"train": 2.3, "val": 2.3, "test": 2.3}}
@@ -249,7 +263,8 @@ def test_attention_heatmap(tmp_path):
 def test_analyse_attention_cli(tmp_path):
     hparams = {"embedding_dim": 6, "hidden_size": 3, "cells": 2}
     model = build_model("attention_lstm", VOCAB, **hparams)
-    record = {"epochs": 9, "best_epoch": 3}
+    identity = {"experiment": "e", "dataset": "dyck_m4", "model": "m", "seed": 2, "stage": "train"}
+    record = {"epochs": 9, "best_epoch": 3, "identity": identity}
     assert final_training_epoch(record) == 2
     save_model(model, tmp_path / "model.pt", "attention_lstm", VOCAB, hparams, **record)
     (tmp_path / "test.txt").write_text("(a (b b) a)\n")
@@ -269,6 +284,7 @@ def test_analyse_attention_cli(tmp_path):
     )
     pabs = pd.read_csv(angles)
     assert len(pabs) == 3 and pabs["angle_deg"].between(0, 90).all()
+    assert (pabs[list(identity)] == pd.Series(identity)).all().all()
     weights = pd.read_csv(heat)
     assert len(weights) == 2 * 5 and weights["weight"].between(0, 1).all()
 
@@ -302,6 +318,8 @@ def figure_inputs(root: Path, kind: str) -> list[Path]:
                             "weight": [0.7, 0.3] * 25,
                         }
                     )
+                identity = {"experiment": "second_order_lstm", "dataset": dataset, "model": model}
+                df = df.assign(**identity, seed=seed, stage="train")
                 df.to_csv(path / f"{kind}.csv", index=False)
                 paths.append(path / f"{kind}.csv")
     return paths[:1] if kind == "heatmap" else paths
@@ -317,10 +335,16 @@ def test_figures_write_png(tmp_path, kind):
     assert out.read_bytes()[:4] == b"\x89PNG" and out.stat().st_size > 5000
 
 
-def test_run_key_rejects_unstructured_path():
-    assert run_key("results/runs/second_order_lstm/dyck_m4/lstm/seed3/ldpa.csv")["seed"] == 3
-    with pytest.raises(ValueError):
-        run_key("ldpa.csv")
+def test_figures_take_the_run_identity_from_the_files_not_their_paths(tmp_path):
+    (path,) = figure_inputs(tmp_path, "heatmap")
+    moved = tmp_path / "anywhere.csv"  # a path that says nothing of the run
+    moved.write_text(path.read_text())
+    runs = read_runs([moved])
+    assert runs[["dataset", "model", "seed"]].iloc[0].tolist() == ["dyck_m4", "lstm", 1]
+    bare = tmp_path / "bare.csv"
+    pd.read_csv(moved).drop(columns=["seed", "stage"]).to_csv(bare, index=False)
+    with pytest.raises(ValueError, match=r"bare.csv: no run identity columns \(seed, stage\)"):
+        read_runs([bare])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,18 +51,47 @@ class ConfigError(ValueError):
     """An invalid configuration; the message names the offending key."""
 
 
+# Training stages of a run, in order; a later stage starts from the previous stage's model.pt
+# and lives in a subdirectory of the run named after it (the first stage in the run's own).
+STAGES = ("train", "finetune")
+
+
 @dataclass(frozen=True)
 class Run:
-    """One training job: (experiment, dataset, model, seed)."""
+    """One training job: (experiment, dataset, model, seed) and its stage."""
 
     experiment: str
     dataset: str
     model: str
     seed: int
+    stage: str = "train"
 
     @property
     def path(self) -> str:
-        return f"{self.experiment}/{self.dataset}/{self.model}/seed{self.seed}"
+        return (
+            f"{self.experiment}/{self.dataset}/{self.model}/seed{self.seed}{stage_dir(self.stage)}"
+        )
+
+    def identity(self) -> dict:
+        """The run's identity, recorded in its model file and every result read from it."""
+        return {
+            "experiment": self.experiment,
+            "dataset": self.dataset,
+            "model": self.model,
+            "seed": self.seed,
+            "stage": self.stage,
+        }
+
+
+def stage_dir(stage: str) -> str:
+    """Path suffix of a stage below its run's directory: "" for "train", "/finetune" else."""
+    return "" if stage == STAGES[0] else f"/{stage}"
+
+
+def stages(config: dict, experiment: str, model: str) -> list[str]:
+    """The stages of a configured model: train, then finetune if it names a procedure."""
+    entry = config["experiments"][experiment]["models"][model]
+    return ["train", *(["finetune"] if entry.get("finetune") else [])]
 
 
 def scale_settings(config: dict) -> dict:
@@ -146,6 +175,8 @@ def check(config: dict) -> None:
                 f"dataset_training.{fam}": name
                 for fam, name in model.get("dataset_training", {}).items()
             }
+            if model.get("finetune"):
+                procedures["finetune"] = model["finetune"]
             for where, procedure in procedures.items():
                 if procedure not in config["training"]:
                     raise ConfigError(
@@ -237,8 +268,11 @@ def architecture(config: dict, experiment: str, model: str) -> str:
     return config["experiments"][experiment]["models"][model].get("architecture", model)
 
 
-def run_config(config: dict, experiment: str, dataset: str, model: str) -> dict:
-    """Everything that defines a run's result except its seed and device (rule params)."""
+def run_config(
+    config: dict, experiment: str, dataset: str, model: str, stage: str = "train"
+) -> dict:
+    """Everything that defines a run's result except its seed and device (rule params); a
+    ``finetune`` stage trains with the model's ``finetune`` procedure."""
     entry = config["experiments"][experiment]["models"][model]
     fam = family(dataset)
     arch = architecture(config, experiment, model)
@@ -265,6 +299,9 @@ def run_config(config: dict, experiment: str, dataset: str, model: str) -> dict:
         if fam == "ptb_char_cut":
             out["text"]["cutoff"] = int(dataset.removeprefix("ptb_char_cut"))
     procedure = entry.get("dataset_training", {}).get(fam, entry["training"])
+    if stage == "finetune":
+        procedure = entry["finetune"]
+        out["stage"] = stage
     training = dict(config["training"][procedure])
     cap = scale_settings(config).get("max_epochs")
     if cap is not None:

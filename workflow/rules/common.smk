@@ -3,6 +3,7 @@
 import json
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -21,6 +22,8 @@ except cfg.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 
 RUNS = "results/runs/{experiment}/{dataset}/{model}/seed{seed}"
+# A run's stage: "" for the first (train), "/finetune" for a later one (cfg.stage_dir).
+STAGED = RUNS + "{stagedir}"
 
 
 wildcard_constraints:
@@ -29,6 +32,7 @@ wildcard_constraints:
     model="[a-z0-9_]+",
     seed=r"\d+",
     split="train|val|test",
+    stagedir="(?:" + "|".join(cfg.stage_dir(s) for s in cfg.STAGES[1:]) + ")?",
 
 
 def before_start():
@@ -50,10 +54,7 @@ def before_start():
     )
     if error:
         raise WorkflowError(error)
-    runs = [
-        cfg.Run(w.experiment, w.dataset, w.model, int(w.seed))
-        for w in (j.wildcards for j in planned if j.rule.name == "train")
-    ]
+    runs = [run_of(j.wildcards) for j in planned if j.rule.name == "train"]
     logger.info(preflight.cost_summary(config, runs, workflow.basedir))
 
 
@@ -73,24 +74,58 @@ def family_runs(experiment, families):
     ]
 
 
+def run_of(wildcards):
+    """The run (and stage) a job's wildcards stand for."""
+    stagedir = wildcards.get("stagedir", "")
+    stage = next(s for s in cfg.STAGES if cfg.stage_dir(s) == stagedir)
+    return cfg.Run(
+        wildcards.experiment,
+        wildcards.dataset,
+        wildcards.model,
+        int(wildcards.seed),
+        stage,
+    )
+
+
 def checkpoint_path(wildcards):
     """Per-epoch checkpoint of a run: outside results/runs, so never deleted by Snakemake."""
-    run = cfg.Run(
-        wildcards.experiment, wildcards.dataset, wildcards.model, int(wildcards.seed)
-    )
     # per scale: runs of another scale never overwrite (or resume from) this scale's checkpoints
-    return str(Path(config["checkpoint_dir"], config["scale"], f"{run.path}.pt"))
+    return str(
+        Path(config["checkpoint_dir"], config["scale"], f"{run_of(wildcards).path}.pt")
+    )
 
 
 def train_inputs(wildcards):
-    """A run's training data: its splits, plus the vocabulary for text datasets."""
+    """A run's training data: its splits, the vocabulary for text datasets and, for a later
+    stage, the model of the stage before."""
     files = {
         "train": f"results/data/{wildcards.dataset}/train.txt",
         "val": f"results/data/{wildcards.dataset}/val.txt",
     }
     if cfg.family(wildcards.dataset) in cfg.TEXT_FAMILIES:
         files["vocab"] = f"results/data/{wildcards.dataset}/vocab.txt"
+    run = run_of(wildcards)
+    if run.stage != cfg.STAGES[0]:
+        previous = cfg.STAGES[cfg.STAGES.index(run.stage) - 1]
+        files["init"] = f"results/runs/{replace(run, stage=previous).path}/model.pt"
     return files
+
+
+def train_options(wildcards, input):
+    """train.py options for the optional inputs: vocabulary and the previous stage's model."""
+    options = [
+        f"--{key} {input[key]}" for key in ("vocab", "init") if key in input.keys()
+    ]
+    return " ".join(options)
+
+
+def stage_files(name):
+    """One per-run file of every later stage (e.g. fine-tuning) configured for any run."""
+    return [
+        f"results/runs/{replace(run, stage=stage).path}/{name}"
+        for run in cfg.runs(config)
+        for stage in cfg.stages(config, run.experiment, run.model)[1:]
+    ]
 
 
 def ptb_raw_files(wildcards):
@@ -139,21 +174,13 @@ def script_code(script):
 
 def run_identity(wildcards):
     """The run's identity as JSON, recorded in its model file and every result read from it."""
-    return json.dumps(
-        {
-            "experiment": wildcards.experiment,
-            "dataset": wildcards.dataset,
-            "model": wildcards.model,
-            "seed": int(wildcards.seed),
-        }
-    )
+    return json.dumps(run_of(wildcards).identity())
 
 
 def run_params(wildcards):
     """The run's resolved settings as JSON (a change reruns exactly the affected runs)."""
-    settings = cfg.run_config(
-        config, wildcards.experiment, wildcards.dataset, wildcards.model
-    )
+    run = run_of(wildcards)
+    settings = cfg.run_config(config, run.experiment, run.dataset, run.model, run.stage)
     return json.dumps(settings, sort_keys=True)
 
 
@@ -285,5 +312,6 @@ def all_targets():
         + wikitext2_targets()
         + multi_matrix_targets()
         + general_second_order_targets()
+        + stage_files("metrics.json")
     )
     return list(dict.fromkeys(targets))

@@ -30,13 +30,13 @@ rule evaluate_dyck:
 
 rule evaluate_text:
     input:
-        model=f"{RUNS}/model.pt",
+        model=f"{STAGED}/model.pt",
         val="results/data/{dataset}/val.txt",
         test="results/data/{dataset}/test.txt",
     output:
-        metrics=f"{RUNS}/metrics.json",
+        metrics=f"{STAGED}/metrics.json",
     log:
-        "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}.log",
+        "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}{stagedir}.log",
     wildcard_constraints:
         dataset=r"ptb_\w+|wikitext2",
     conda:

@@ -1,14 +1,15 @@
-# One training job per (experiment, model, dataset, seed).
+# One training job per (experiment, model, dataset, seed) and stage: the first stage in the run's
+# directory, a later one (fine-tuning) in a subdirectory, starting from the stage before.
 
 
 rule train:
     input:
         unpack(train_inputs),
     output:
-        model=f"{RUNS}/model.pt",
-        history=f"{RUNS}/history.csv",
+        model=f"{STAGED}/model.pt",
+        history=f"{STAGED}/history.csv",
     log:
-        "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}.log",
+        "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}{stagedir}.log",
     conda:
         "../../envs/rnnrepro.yaml"
     threads: 1
@@ -21,14 +22,12 @@ rule train:
         code=run_code("train"),
         device=config["device"],
         checkpoint=checkpoint_path,
-        vocab=lambda wildcards, input: (
-            f"--vocab {input.vocab}" if "vocab" in input.keys() else ""
-        ),
+        options=train_options,
     shell:
         # exec: SLURM's SIGTERM reaches the training process itself, which checkpoints and exits.
         "exec python -m rnnrepro.scripts.train --run {params.run:q} --seed {wildcards.seed}"
         " --identity {params.identity:q}"
-        " --threads {threads} --train {input.train} --val {input.val} {params.vocab}"
+        " --threads {threads} --train {input.train} --val {input.val} {params.options}"
         " --device {params.device}"
         " --checkpoint {params.checkpoint} --code {params.code}"
         " --out-model {output.model} --out-history {output.history} > {log} 2>&1"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-IDENTITY = ("experiment", "dataset", "model", "seed")
+IDENTITY = ("experiment", "dataset", "model", "seed", "stage")
 
 
 def run_identity(model_path: str | Path, record: dict) -> dict:
-    """experiment, dataset, model and seed of a run, as its training job recorded them."""
+    """experiment, dataset, model, seed and stage of a run, as its training job recorded them."""
     identity = record.get("identity") or {}
     if set(identity) != set(IDENTITY):
         raise ValueError(
@@ -28,4 +28,5 @@ def run_summary(model_path: str | Path, record: dict) -> dict:
         "best_epoch": record["best_epoch"],
         "train_seconds": record["train_seconds"],
         "stopped_because": record["stopped_because"],
+        "diverged": record.get("diverged", False),
     }

@@ -24,6 +24,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
 
+from rnnrepro.evaluation import IDENTITY  # noqa: E402
 from rnnrepro.reporting.tables import dataset_family, dataset_fold  # noqa: E402
 
 MODEL_LABELS = {
@@ -48,25 +49,18 @@ EXAMPLE_DOCS = 4  # documents shown in the examples figure
 EXAMPLE_WIDTH = 80  # characters per line (longer documents are wrapped)
 
 
-def run_key(path: str | Path) -> dict[str, str | int]:
-    """experiment, dataset, model and seed from a path ``.../{exp}/{data}/{model}/seed{n}/file``."""
-    parts = Path(path).parts
-    for i in range(len(parts) - 1, 2, -1):
-        match = re.fullmatch(r"seed(\d+)", parts[i])
-        if match:
-            experiment, dataset, model = parts[i - 3 : i]
-            return {
-                "experiment": experiment,
-                "dataset": dataset,
-                "model": model,
-                "seed": int(match[1]),
-            }
-    raise ValueError(f"{path}: expected .../{{experiment}}/{{dataset}}/{{model}}/seed{{n}}/file")
-
-
 def read_runs(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """Concatenate CSV files, each tagged with the run key encoded in its path."""
-    frames = [pd.read_csv(path).assign(**run_key(path)) for path in paths]
+    """Concatenate per-run CSV files; each carries its run's identity in its own columns."""
+    frames = []
+    for path in paths:
+        frame = pd.read_csv(path)
+        missing = [key for key in IDENTITY if key not in frame]
+        if missing:
+            raise ValueError(
+                f"{path}: no run identity columns ({', '.join(missing)}): written by an older "
+                "version? Rerun the job that wrote it"
+            )
+        frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
 
@@ -216,7 +210,7 @@ def _draw_tokens(ax: plt.Axes, heat: pd.DataFrame) -> None:
 
 def plot_heatmap(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
     """Fig. 6: tokens coloured by their argmax cell, opacity by that cell's attention weight."""
-    heats = [pd.read_csv(path) for path in paths]
+    heats = [read_runs([path]) for path in paths]
     heights = [
         (heat["position"].nunique() + TOKENS_PER_LINE - 1) // TOKENS_PER_LINE for heat in heats
     ]
@@ -228,8 +222,8 @@ def plot_heatmap(paths: Sequence[str | Path], out: str | Path, notes: Sequence[s
         gridspec_kw={"height_ratios": heights},
     )
     cells = sorted(set().union(*(heat["cell"].unique() for heat in heats)))
-    for ax, heat, path in zip(axes[:, 0], heats, paths, strict=True):
-        key = run_key(path)
+    for ax, heat in zip(axes[:, 0], heats, strict=True):
+        key = heat.iloc[0]
         _draw_tokens(ax, heat)
         ax.set_title(
             f"{_dataset_title(key['dataset'])}, "

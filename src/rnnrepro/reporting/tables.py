@@ -74,7 +74,9 @@ COLUMN_LEGEND = {
     "below floor (ppl under the generator's: a bug sign). At a reduced scale (cpu, smoke) a "
     "verdict names the scale (`smoke-scale match`): it compares reduced, under-trained runs with "
     "the paper and is no evidence for or against it (a bound such as WCPA <= 0.5 holds trivially "
-    "for a model that learnt nothing); `not run at <scale>` marks rows that scale leaves out",
+    "for a model that learnt nothing); `not run at <scale>` marks rows that scale leaves out; "
+    "`k of n run(s) diverged` says that the procedure ended k runs at a NaN/inf loss and that "
+    "their numbers are those of their best epoch before it",
 }
 PAPER_SCALE = "paper"
 BOUND_CHECKS = {
@@ -106,6 +108,8 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
     for path in paths:
         m = json.loads(Path(path).read_text())
         row = {key: m[key] for key in ("experiment", "dataset", "model", "seed")}
+        row["stage"] = m.get("stage", "train")
+        row["diverged"] = bool(m.get("diverged", False))
         row["family"] = dataset_family(m["dataset"])
         row["fold"] = dataset_fold(m["dataset"])
         row["scale"] = m.get("scale") or ""
@@ -188,6 +192,8 @@ def build_table(
             & ((runs["dataset"] == ref["dataset"]) | (runs["family"] == ref["dataset"]))
             & (runs["model"] == ref["model"])
         ]
+        if "stage" in matched:  # a reference row without a stage is about the trained model
+            matched = matched[matched["stage"] == ref.get("stage", "train")]
         values = matched[metric].dropna().to_numpy(float)
         n = len(values)
         mean = values.mean() if n else math.nan
@@ -200,6 +206,9 @@ def build_table(
             verdict = "below floor"
         run_scales = set(matched["scale"]) - {""} if "scale" in matched else set()
         verdict = scaled_verdict(verdict, run_scales or {scale})
+        diverged = int(matched["diverged"].sum()) if "diverged" in matched else 0
+        if diverged:  # the procedure ended these runs at a NaN/inf loss (their best epoch kept)
+            verdict = f"{verdict}; {diverged} of {len(matched)} run(s) diverged"
         recurrent = matched["params"].dropna().to_numpy(float)
         out.append(
             {

@@ -11,6 +11,7 @@ import argparse
 
 from rnnrepro.data.dyck import read_sequences
 from rnnrepro.data.text import read_token_file
+from rnnrepro.evaluation import run_identity
 from rnnrepro.models import load_model
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
@@ -33,7 +34,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     model, record = load_model(args.model)
-    principal_angles(model.body.recurrent_weight_matrices()).to_csv(args.out_angles, index=False)
+    identity = run_identity(args.model, record)
+    angles = principal_angles(model.body.recurrent_weight_matrices())
+    angles.assign(**identity).to_csv(args.out_angles, index=False)
 
     model.set_epoch(final_training_epoch(record))  # τ the saved weights were trained at
     if record.get("run", {}).get("text", {}).get("framing") == "stream":  # a passage of the stream
@@ -42,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     else:  # a Dyck sequence after <start>
         sequence = first_short_sequence(read_sequences(args.test), args.max_length)
         heat = attention_heatmap(model, record["vocab"], sequence)
-    heat.to_csv(args.out_heatmap, index=False)
+    heat.assign(**identity).to_csv(args.out_heatmap, index=False)
     print(f"temperature {model.temperature:.4g}; heatmap over {len(sequence)} tokens")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rnnrepro.data import dyck
 from rnnrepro.devices import select_device
-from rnnrepro.evaluation import run_summary
+from rnnrepro.evaluation import IDENTITY, run_summary
 from rnnrepro.evaluation.dyck import evaluate_dyck, ldpa_rows
 from rnnrepro.models import load_model
 
@@ -44,11 +44,13 @@ def main(argv: list[str] | None = None) -> None:
         seqs = dyck.read_sequences(path, k=k, m=m)
         result = evaluate_dyck(model, seqs, record["vocab"], reading=args.reading, device=device)
         metrics[split] = {"loss": result.loss, "ppl": result.ppl, "wcpa": result.wcpa}
-        rows += [{"split": split, **row} for row in ldpa_rows(result.ldpa)]
+        identity = {key: metrics[key] for key in IDENTITY}
+        rows += [{**identity, "split": split, **row} for row in ldpa_rows(result.ldpa)]
         print(f"{split}: {metrics[split]}")
     Path(args.out_metrics).write_text(json.dumps(metrics, indent=2) + "\n")
     with open(args.out_ldpa, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["split", "distance", "correct", "total", "accuracy"])
+        columns = [*IDENTITY, "split", "distance", "correct", "total", "accuracy"]
+        writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
 

@@ -6,7 +6,8 @@ Seed 003 kinds: ratio (metrics.json of the |m|/|h| sweep runs, Fig. 1), examples
 and examples.json of the candidate runs, Fig. 2), position_loss (metrics.json and
 position_loss.csv of the candidate runs, Fig. 3); the last two draw the best model's best run
 (lowest mean test BPC over its folds × seeds, then its lowest-BPC run).
-Inputs must live in .../{experiment}/{dataset}/{model}/seed{seed}/.
+Every input carries its run identity (experiment, dataset, model, seed, stage) in its own
+columns or fields; none is parsed from paths (a run's files are paired by their directory).
 
 Example:
     python -m rnnrepro.scripts.make_figure ldpa \\

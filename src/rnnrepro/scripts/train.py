@@ -1,6 +1,8 @@
-"""Train one run (experiment, dataset, model, seed) and write its best model and history.
+"""Train one run (experiment, dataset, model, seed) at one stage and write its best model and
+history.
 
-Called by the ``train`` rule; ``--run`` is the JSON of ``rnnrepro.config.run_config``.
+Called by the ``train`` rule; ``--run`` is the JSON of ``rnnrepro.config.run_config``. A later
+stage (fine-tuning) starts from ``--init``, the previous stage's model file.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--identity",
         default="{}",
-        help="the run's identity as JSON: experiment, dataset, model, seed (kept in model.pt)",
+        help="the run's identity as JSON: experiment, dataset, model, seed, stage (kept in "
+        "model.pt)",
     )
+    parser.add_argument("--init", help="start from this model file (the previous stage's)")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--train", required=True, help="training sequences")
     parser.add_argument("--val", required=True, help="validation sequences")
@@ -53,12 +57,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def write_history(rows: list[dict], path: str) -> None:
+def write_history(rows: list[dict], path: str, identity: dict) -> None:
+    """history.csv: one row per epoch, the run's identity in its first columns."""
     with atomic_open(path, "w", newline="") as f:
         extra = [k for row in rows for k in row if k not in HISTORY_COLUMNS]
-        writer = csv.DictWriter(f, fieldnames=[*HISTORY_COLUMNS, *dict.fromkeys(extra)])
+        columns = [*identity, *HISTORY_COLUMNS, *dict.fromkeys(extra)]
+        writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({**identity, **row} for row in rows)
+
+
+def start_from(model: torch.nn.Module, path: str, run: dict, vocab: list[str]) -> None:
+    """Load the weights of a previous stage's model file into ``model`` (same architecture,
+    hyper-parameters and vocabulary, else ValueError naming the difference)."""
+    record = torch.load(path, map_location="cpu", weights_only=True)
+    for key, ours in (("name", run["architecture"]), ("hparams", run["hparams"]), ("vocab", vocab)):
+        if record[key] != ours:
+            raise ValueError(
+                f"{path}: its {key} differs from this stage's: {record[key]} != {ours}"
+            )
+    model.load_state_dict(record["state_dict"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
 
     seed_everything(args.seed)
     model = build_model(run["architecture"], task.vocab, **run["hparams"]).to(device)
+    if args.init:
+        start_from(model, args.init, run, task.vocab)
+        print(f"starting from {args.init}", flush=True)
+        task.files.append(Path(args.init))  # a retrained previous stage restarts this one
     print(
         f"{run['architecture']} {run['hparams']}, seed {args.seed}, device {device}: "
         f"{model.num_parameters()} trainable parameters, "
@@ -96,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     model.load_state_dict(best_state)
     Path(args.out_model).parent.mkdir(parents=True, exist_ok=True)
-    write_history(result.history, args.out_history)
+    write_history(result.history, args.out_history, json.loads(args.identity))
     save_model(
         model.cpu(),
         args.out_model,
@@ -110,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         best_epoch=result.best_epoch,
         train_seconds=result.seconds,
         stopped_because=result.stopped_because,
+        diverged=result.diverged,
+        init=args.init,
         params={"total": model.num_parameters(), "recurrent": model.recurrent_parameters()},
     )
     return 0
