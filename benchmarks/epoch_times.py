@@ -33,6 +33,7 @@ import yaml
 
 from rnnrepro import config as cfg
 from rnnrepro.models import build_model
+from rnnrepro.procedures import BatchLoss, Procedure
 from rnnrepro.tasks import StreamTask, make_task
 from rnnrepro.training import seed_everything
 
@@ -67,8 +68,8 @@ def measure(config: dict, experiment: str, dataset: str, model_name: str, args) 
     )
     seed_everything(1)
     model = build_model(run["architecture"], task.vocab, **run["hparams"])
-    optimizer = torch.optim.Adam(model.parameters(), lr=run["training"]["lr"])
-    clip = run["training"].get("grad_clip")
+    procedure = Procedure.from_dict(run["training"])
+    optimizer = procedure.make_optimizer(model)
     task.start_epoch(0)
     batches = list(task.batches(0))
     model.train()
@@ -76,11 +77,12 @@ def measure(config: dict, experiment: str, dataset: str, model_name: str, args) 
     for batch in batches[: args.batches + 1]:
         started = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        loss, n = task.batch_loss(model, batch)
-        (loss / n).backward()
-        if clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
+        loss = BatchLoss(*task.batch_loss(model, batch))
+        procedure.objective(loss).backward()
+        if procedure.grad_clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), procedure.grad_clip)
+        with procedure.batch_lr(optimizer, loss.lr_scale):
+            optimizer.step()
         times.append(time.perf_counter() - started)
     times = times[1:]  # the first step warms up
     sampled = batches[1 : args.batches + 1]

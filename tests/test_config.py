@@ -80,6 +80,29 @@ def test_run_config_resolves_per_m_and_scale_cap():
     )
 
 
+def test_run_config_names_the_task_and_the_stage_procedure():
+    config = smoke()
+    tasks = {
+        dataset: cfg.run_config(config, experiment, dataset, "lstm")["task"]
+        for experiment, dataset in [
+            ("second_order_lstm", "dyck_m4"),
+            ("second_order_lstm", "wikitext2"),
+            ("multi_matrix", "ptb_word"),
+        ]
+    }
+    assert tasks == {"dyck_m4": "dyck", "wikitext2": "stream", "ptb_word": "sentences"}
+    model = config["experiments"]["second_order_lstm"]["models"]["lstm"]
+    assert cfg.stages(config, "second_order_lstm", "lstm") == ["train"]
+    model["finetune"] = "multi_matrix_lm"
+    assert cfg.stages(config, "second_order_lstm", "lstm") == ["train", "finetune"]
+    tuned = cfg.run_config(config, "second_order_lstm", "wikitext2", "lstm", "finetune")
+    assert tuned["stage"] == "finetune" and tuned["training"]["lr"] == 1e-3
+    assert tuned["training"]["max_epochs"] == 2  # the scale's cap applies to every stage
+    model["finetune"] = "nowhere"
+    with pytest.raises(cfg.ConfigError, match=r"models.lstm.finetune': 'nowhere' is not defined"):
+        cfg.check(config)
+
+
 def test_runs_cover_every_experiment_model_dataset_and_seed():
     config = base_config()
     runs = cfg.runs(config)

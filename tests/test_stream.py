@@ -23,6 +23,7 @@ from rnnrepro.tasks import StreamTask
 WORDS = [f"w{i}" for i in range(30)]
 RUN = {
     "architecture": "attention_lstm",
+    "task": "stream",
     "hparams": {
         "embedding_dim": 8,
         "hidden_size": 12,

@@ -26,6 +26,7 @@ RUN = {
         "lr_decay": 0.5,
         "lr_patience": 1,
     },
+    "task": "dyck",
     "dyck": {"k": 2, "m": 4},
     "reading": "close",
 }

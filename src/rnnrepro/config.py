@@ -263,6 +263,14 @@ def _solve(architecture: str, fam: str, settings: dict, hparams: dict) -> dict:
     )
 
 
+def task_kind(fam: str) -> str:
+    """What a run of this dataset family trains on (``rnnrepro.tasks.TASKS``): "dyck",
+    "stream" (one token stream in BPTT windows) or "sentences" (one sequence per line)."""
+    if fam == "dyck":
+        return "dyck"
+    return "stream" if TEXT_FAMILIES[fam]["framing"] == "stream" else "sentences"
+
+
 def architecture(config: dict, experiment: str, model: str) -> str:
     """The architecture of a configured model (default: the model's name)."""
     return config["experiments"][experiment]["models"][model].get("architecture", model)
@@ -283,7 +291,7 @@ def run_config(
             hparams[key.removesuffix("_per_m")] = value * dyck_m(dataset)
         else:
             hparams[key] = value
-    out = {"architecture": arch}
+    out = {"architecture": arch, "task": task_kind(fam)}
     if "budget" in entry:
         solved = _solve(arch, fam, entry["budget"], hparams)
         hparams.update({k: solved[k] for k in WIDTH_KEYS if k in solved})

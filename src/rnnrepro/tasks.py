@@ -248,12 +248,17 @@ def encode(sequences: list[list[str]], index: dict[str, int], path: str) -> list
     return out
 
 
+TASKS: dict[str, type[Task]] = {"dyck": DyckTask, "sentences": TextTask, "stream": StreamTask}
+
+
 def make_task(run: dict, seed: int, device, train: str, val: str, vocab: str | None) -> Task:
-    """The task of a run (``run``: the JSON of ``rnnrepro.config.run_config``)."""
-    if "dyck" in run:
+    """The task of a run (``run``: the JSON of ``rnnrepro.config.run_config``; its ``task``
+    names the kind)."""
+    kind = run.get("task")
+    if kind not in TASKS:
+        raise ValueError(f"run settings: 'task' is {kind!r}; known: {', '.join(TASKS)}")
+    if kind == "dyck":
         return DyckTask(run, seed, device, train, val)
     if vocab is None:
-        raise ValueError("a text run needs its vocabulary file (--vocab)")
-    if run["text"]["framing"] == "stream":
-        return StreamTask(run, seed, device, train, val, vocab)
-    return TextTask(run, seed, device, train, val, vocab)
+        raise ValueError(f"a {kind} run needs its vocabulary file (--vocab)")
+    return TASKS[kind](run, seed, device, train, val, vocab)
