@@ -1,12 +1,17 @@
 """Model registry: one name per architecture, used in config, rules, file paths and code.
 
 ``build_model(name, vocab, **hparams)`` constructs a model; ``vocab`` is the list of token
-strings (index = token id; index 0 is ``<pad>``). Hyper-parameters per name:
+strings (index = token id; index 0 is ``<pad>``). Every language model is a ``base.RNNModel``
+(embedding, recurrent body, dropouts, decoder). Hyper-parameters per name (dropouts default 0;
+AWD-LSTM's names: ``dropoute`` embedding rows, ``dropouti`` input, ``dropouth`` between layers,
+``dropout`` output):
 
-- ``lstm``            embedding_dim, hidden_size, num_layers=1, dropout=0.0
-- ``attention_lstm``  embedding_dim, hidden_size, cells=2, temperature_decay=0.9, dropout=0.0
-- ``assignment_lstm`` embedding_dim, hidden_size, cells=2, dropout=0.0 (Dyck map: type a -> cell 0,
-                      type b -> cell 1, specials -> cell 0)
+- ``lstm``            embedding_dim, hidden_size, num_layers=1, dropout, dropouti, dropouth,
+                      dropoute
+- ``attention_lstm``  embedding_dim, hidden_size, cells=2, temperature_decay=0.9, dropout,
+                      dropouti, dropoute
+- ``assignment_lstm`` embedding_dim, hidden_size, cells=2, dropout, dropouti (Dyck map: type a
+                      -> cell 0, type b -> cell 1, specials -> cell 0)
 - ``dyck_rnn``        stack_depth (m), slot_dim=1, trainable_embedding=False
 - ``rnn``             embedding_dim, hidden_size, num_layers=1, dropout=0.0
 - ``mrnn``, ``mlstm`` embedding_dim, hidden_size, dropout=0.0

@@ -387,6 +387,8 @@ class MultiMatrixRNN(nn.Module):
 class MMRNNLM(RNNModel):
     """mmRNN language model."""
 
+    lstm = False
+
     def __init__(
         self,
         vocab: list[str],
@@ -401,28 +403,12 @@ class MMRNNLM(RNNModel):
             hidden_size=hidden_size,
             num_layers=num_layers,
             choices=choices,
-            lstm=False,
+            lstm=self.lstm,
         )
         super().__init__(vocab, body, embedding_dim, dropout=dropout)
 
 
-class MMLSTMLM(RNNModel):
+class MMLSTMLM(MMRNNLM):
     """mmLSTM language model (one key vector and choice set per gate)."""
 
-    def __init__(
-        self,
-        vocab: list[str],
-        embedding_dim: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        choices: int = 4,
-        dropout: float = 0.0,
-    ):
-        body = partial(
-            MultiMatrixRNN,
-            hidden_size=hidden_size,
-            num_layers=num_layers,
-            choices=choices,
-            lstm=True,
-        )
-        super().__init__(vocab, body, embedding_dim, dropout=dropout)
+    lstm = True

@@ -245,18 +245,16 @@ class MultiplicativeRNN(nn.Module):
 class MRNNLM(RNNModel):
     """mRNN language model (h = m); state h [B, h]."""
 
+    lstm = False
+
     def __init__(
         self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float = 0.0
     ):
-        body = partial(MultiplicativeRNN, hidden_size=hidden_size, lstm=False)
+        body = partial(MultiplicativeRNN, hidden_size=hidden_size, lstm=self.lstm)
         super().__init__(vocab, body, embedding_dim, dropout=dropout)
 
 
-class MLSTMLM(RNNModel):
+class MLSTMLM(MRNNLM):
     """mLSTM language model (h = m); state (h, c), each [B, h]."""
 
-    def __init__(
-        self, vocab: list[str], embedding_dim: int, hidden_size: int, dropout: float = 0.0
-    ):
-        body = partial(MultiplicativeRNN, hidden_size=hidden_size, lstm=True)
-        super().__init__(vocab, body, embedding_dim, dropout=dropout)
+    lstm = True
