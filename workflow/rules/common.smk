@@ -22,8 +22,9 @@ except cfg.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 
 RUNS = "results/runs/{experiment}/{dataset}/{model}/seed{seed}"
-# A run's stage: "" for the first (train), "/finetune" for a later one (cfg.stage_dir).
-STAGED = RUNS + "{stagedir}"
+# A run's stage directory below RUNS: empty for the first stage (train), a subdirectory named
+# after a later one (cfg.stage_dir).
+STAGED = f"{RUNS}{{stagedir}}"
 
 
 wildcard_constraints:
