@@ -133,6 +133,6 @@ def test_rerun_does_nothing_and_a_finetune_change_reruns_only_that_stage(wt2_run
     proc = run_snakemake(work, changed, "wikitext2", f"{FINETUNED}/metrics.json", "-n")
     out = proc.stdout + proc.stderr
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", out, flags=re.M))
-    assert jobs == {"train": "1", "evaluate_text": "1", "total": "2"}, out
+    assert jobs == {"finetune": "1", "evaluate_text": "1", "total": "2"}, out
     assert f"{FINETUNED}/model.pt" in out
     run_snakemake(work, config, "wikitext2", "-n")  # the shipped config: still nothing to do

@@ -55,7 +55,9 @@ def before_start():
     )
     if error:
         raise WorkflowError(error)
-    runs = [run_of(j.wildcards) for j in planned if j.rule.name == "train"]
+    runs = [
+        run_of(j.wildcards) for j in planned if j.rule.name in ("train", "finetune")
+    ]
     logger.info(preflight.cost_summary(config, runs, workflow.basedir))
 
 

@@ -1,5 +1,6 @@
-# One training job per (experiment, model, dataset, seed) and stage: the first stage in the run's
-# directory, a later one (fine-tuning) in a subdirectory, starting from the stage before.
+# One training job per (experiment, model, dataset, seed) and stage: `train` writes the first
+# stage in the run's directory; `finetune` (the same job, its own rule) a later one in a
+# subdirectory, starting from the model of the stage before (train_inputs).
 
 
 rule train:
@@ -10,6 +11,8 @@ rule train:
         history=f"{STAGED}/history.csv",
     log:
         "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}{stagedir}.log",
+    wildcard_constraints:
+        stagedir="(?:)",  # the first stage: no subdirectory
     conda:
         "../../envs/rnnrepro.yaml"
     threads: 1
@@ -31,3 +34,8 @@ rule train:
         " --device {params.device}"
         " --checkpoint {params.checkpoint} --code {params.code}"
         " --out-model {output.model} --out-history {output.history} > {log} 2>&1"
+
+
+use rule train as finetune with:
+    wildcard_constraints:
+        stagedir=cfg.stage_dir("finetune"),
