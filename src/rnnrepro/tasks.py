@@ -25,7 +25,7 @@ from .data.batching import (
 from .evaluation.dyck import evaluate_dyck
 from .evaluation.text import evaluate_stream, evaluate_text, framing_ids
 from .models.base import RecurrentLM
-from .objectives import sequence_loss
+from .objectives import reinforce_loss, sequence_loss
 from .procedures import BatchLoss
 
 # Text batches are drawn from windows of 50 batches sorted by length [A]: the papers do not say
@@ -187,6 +187,7 @@ class StreamTask(Task):
         self.val = torch.tensor(text.stream_ids(text.read_token_file(val), index, val))
         self.files = [Path(train), Path(val), Path(vocab)]
         self.state = None
+        self.baseline: float | None = None  # REINFORCE's moving average of the reward
 
     def describe(self) -> str:
         return (
@@ -195,13 +196,14 @@ class StreamTask(Task):
         )
 
     def start_epoch(self, epoch: int) -> None:
-        self.state = None
+        self.state = None  # the REINFORCE baseline carries on
 
     def state_dict(self) -> dict:
-        return {"state": self.state}
+        return {"state": self.state, "baseline": self.baseline}
 
     def load_state_dict(self, state: dict) -> None:
         self.state = map_state(lambda t: t.to(self.device), state.get("state"))
+        self.baseline = state.get("baseline")
 
     def batches(self, epoch: int) -> Iterator:
         lengths = None
@@ -215,6 +217,11 @@ class StreamTask(Task):
         logits, state, aux = model.forward_aux(inputs, self.state)
         self.state = map_state(torch.Tensor.detach, state)  # pytorch/examples' repackage_hidden
         nll, count = sequence_loss(logits, targets, "vocab", IGNORE_INDEX)
+        if "action_log_prob" in aux:  # sampled memory actions (discrete stack): REINFORCE
+            policy, self.baseline = reinforce_loss(
+                aux["action_log_prob"], logits, targets, self.baseline
+            )
+            aux["losses"] = {**aux["losses"], "policy": policy}
         # a window of variable length scales the LR by its length (AWD-LSTM); 1 otherwise
         scale = len(inputs) / self.bptt if self.run["training"].get("variable_bptt") else 1.0
         return BatchLoss(nll, count, aux, scale)

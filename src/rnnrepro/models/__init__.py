@@ -7,7 +7,7 @@ AWD-LSTM's names: ``dropoute`` embedding rows, ``dropouti`` input, ``dropouth`` 
 ``dropout`` output):
 
 - ``lstm``            embedding_dim, hidden_size, num_layers=1, dropout, dropouti, dropouth,
-                      dropoute
+                      dropoute, tie_weights=False
 - ``attention_lstm``  embedding_dim, hidden_size, cells=2, temperature_decay=0.9, dropout,
                       dropouti, dropoute
 - ``assignment_lstm`` embedding_dim, hidden_size, cells=2, dropout, dropouti (Dyck map: type a
@@ -20,6 +20,9 @@ AWD-LSTM's names: ``dropoute`` embedding rows, ``dropouti`` input, ``dropouth`` 
                       ("tanh" | "identity"), dropout=0.0 (seed 003: one-hot inputs, no embedding)
 - ``first_order_rnn`` hidden_size, dropout=0.0 (seed 003 baseline)
 - ``mi_rnn``          hidden_size, activation="tanh", dropout=0.0 (seed 003 baseline)
+- ``memory_lstm``     hidden_size (= embedding size, tied), memory ("attention" |
+                      "continuous_stack" | "discrete_stack" | "multipop_stack"), slots=10,
+                      dropout, dropouti (seed 002)
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "second_order_rnn": ("second_order", "SecondOrderRNNLM"),
     "first_order_rnn": ("second_order", "FirstOrderRNNLM"),
     "mi_rnn": ("second_order", "MIRNNLM"),
+    "memory_lstm": ("memory", "MemoryLSTMLM"),
 }
 
 MODEL_NAMES = tuple(REGISTRY)

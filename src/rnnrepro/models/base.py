@@ -65,12 +65,13 @@ class RNNModel(RecurrentLM):
     """encoder -> [dropoute, dropouti] -> body -> [dropout] -> decoder.
 
     ``make_body(input_size)`` builds the recurrent body, a module mapping ``(x, state, tokens)``
-    to ``(output [T, B, h], state)`` (optionally a third item: a dict of the body's own loss
-    terms). ``x`` is the dropped embedding [T, B, e], or the token ids when ``embedding_dim`` is
-    None (one-hot inputs: the body does its own lookups). Modules are built in the order encoder,
+    to ``(output [T, B, h], state)`` (optionally a third item: a dict of auxiliary outputs,
+    e.g. ``losses`` or a policy's ``action_log_prob``, merged into ``forward_aux``'s). ``x`` is
+    the dropped embedding [T, B, e], or the token ids when ``embedding_dim`` is None (one-hot
+    inputs: the body does its own lookups). Modules are built in the order encoder,
     body, decoder; the encoder and decoder weights are then drawn from U(±0.1), the decoder bias
-    is 0 (MODELS §0.4). The body sets ``hidden_size`` and may define ``recurrent_parameters``
-    and ``set_epoch``.
+    is 0 (MODELS §0.4); with ``tie_weights`` the decoder's weight is the embedding. The body sets
+    ``hidden_size`` and may define ``recurrent_parameters`` and ``set_epoch``.
     """
 
     def __init__(
@@ -81,6 +82,7 @@ class RNNModel(RecurrentLM):
         dropout: float = 0.0,
         dropouti: float = 0.0,
         dropoute: float = 0.0,
+        tie_weights: bool = False,
     ):
         super().__init__()
         V = len(vocab)
@@ -96,7 +98,15 @@ class RNNModel(RecurrentLM):
         )
         if self.encoder is not None:
             nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
-        nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
+        if tie_weights:  # the decoder's weight is the embedding (Inan et al.; needs h = e)
+            if self.encoder is None or self.hidden_size != embedding_dim:
+                raise ValueError(
+                    f"tie_weights needs an embedding of the body's output size "
+                    f"({self.hidden_size}), not {embedding_dim}"
+                )
+            self.decoder.weight = self.encoder.weight
+        else:
+            nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
         nn.init.zeros_(self.decoder.bias)
 
     def embed(self, tokens: Tensor) -> Tensor:
@@ -108,9 +118,9 @@ class RNNModel(RecurrentLM):
 
     def forward_aux(self, tokens: Tensor, state=None) -> tuple:
         out = self.body(self.embed(tokens), state, tokens)
-        raw, state, losses = out if len(out) == 3 else (*out, {})
+        raw, state, extra = out if len(out) == 3 else (*out, {})
         output = self.dropout(raw)
-        aux = {"output": output, "raw_output": raw, "losses": losses}
+        aux = {"output": output, "raw_output": raw, "losses": {}, **extra}
         return self.decoder(output), state, aux
 
     def forward(self, tokens: Tensor, state=None) -> tuple[Tensor, object]:

@@ -61,6 +61,7 @@ class LSTMLM(RNNModel):
         dropouti: float = 0.0,
         dropouth: float = 0.0,
         dropoute: float = 0.0,
+        tie_weights: bool = False,
     ):
         super().__init__(
             vocab,
@@ -69,5 +70,6 @@ class LSTMLM(RNNModel):
             dropout=dropout,
             dropouti=dropouti,
             dropoute=dropoute,
+            tie_weights=tie_weights,
         )
         self.num_layers = num_layers

@@ -1,0 +1,260 @@
+"""Memory-augmented LSTMs of the memory paper (Yogatama et al. 2018; MODELS.md §3).
+
+A one-layer LSTM whose output is combined with a memory read m_t:
+h̃_t = W_hh h_t + W_hm m_t (no nonlinearity), fed to the tied decoder. The memory never feeds
+back into the LSTM recurrence [A], so the LSTM runs fused over the whole window and only the
+memory steps through time. Memories (their state is carried across BPTT windows, detached):
+
+- ``AttentionMemory``: attention over the previous K hidden states, s_i = w_aᵀ tanh(W_Y h_i +
+  W_q h_t), slots before the stream's start masked [A] (the paper's score degenerates). No loop
+  over time: the K-slot windows of every step are views of one buffer.
+- ``ContinuousStack`` / ``DiscreteStack``: single-computation stacks of K slots (top = slot 0)
+  with a linear policy π = softmax(W_π [x_t; m_0; m_1] + b) over (STAY, PUSH, POP); the
+  continuous stack mixes the three results, the discrete one samples an action (argmax when not
+  training) and returns its log-probability for REINFORCE (``rnnrepro.tasks``).
+- ``MultipopStack``: the multipop adaptive computation stack (K pops at most) in the vectorised
+  form of MODELS.md §3.3: all depths' policies at once, and the new stack as one batched
+  product of a per-example Toeplitz matrix with the old stack.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .base import RNNModel
+
+STAY, PUSH, POP = 0, 1, 2
+
+
+def push(stack: Tensor, h: Tensor) -> Tensor:
+    """h on top of stack [B, K, d]; the bottom slot falls off."""
+    return torch.cat((h.unsqueeze(1), stack[:, :-1]), 1)
+
+
+def pop(stack: Tensor) -> Tensor:
+    """stack [B, K, d] without its top slot; an empty (zero) slot enters at the bottom."""
+    return torch.cat((stack[:, 1:], torch.zeros_like(stack[:, :1])), 1)
+
+
+class AttentionMemory(nn.Module):
+    """Attention over the previous ``slots`` hidden states. State: (buffer [B, K, d] of the
+    last K states, valid [B, K]: False for slots before the stream's start)."""
+
+    def __init__(self, input_size: int, hidden_size: int, slots: int):
+        super().__init__()
+        self.slots = slots
+        self.keys = nn.Linear(hidden_size, hidden_size, bias=False)  # W_Y
+        self.query = nn.Linear(hidden_size, hidden_size, bias=False)  # W_q
+        self.score = nn.Linear(hidden_size, 1, bias=False)  # w_a
+
+    def forward(self, x: Tensor, hs: Tensor, state) -> tuple[Tensor, tuple, dict]:
+        """x [T, B, e] (unused), hs [T, B, d] -> reads m [T, B, d], state, no aux."""
+        T, B, d = hs.shape
+        K = self.slots
+        if state is None:
+            state = (hs.new_zeros(B, K, d), torch.zeros(B, K, dtype=torch.bool, device=hs.device))
+        buffer, valid = state
+        seq = torch.cat((buffer.transpose(0, 1), hs))  # [K + T, B, d]: slot t..t+K-1 precede t
+        ok = torch.cat((valid.t(), valid.new_ones(T, B)))  # [K + T, B]
+        keys = self.keys(seq).unfold(0, K, 1)[:T]  # [T, B, d, K]
+        values = seq.unfold(0, K, 1)[:T]  # [T, B, d, K]
+        mask = ok.unfold(0, K, 1)[:T]  # [T, B, K]
+        energy = torch.tanh(keys + self.query(hs).unsqueeze(-1))  # [T, B, d, K]
+        scores = (self.score.weight.view(1, 1, d, 1) * energy).sum(2)  # [T, B, K]
+        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), -1)
+        weights = weights.masked_fill(~mask, 0.0)  # no valid slot (stream start): m_t = 0
+        reads = torch.einsum("tbk,tbdk->tbd", weights, values)
+        return reads, (seq[-K:].transpose(0, 1), ok[-K:].t()), {}
+
+
+class _Stack(nn.Module):
+    """Shared parts of the stacks: K slots of size d and the linear policy over
+    [x_t; m_0; m_1], split so that its input part is one matmul for all steps."""
+
+    def __init__(self, input_size: int, hidden_size: int, slots: int):
+        super().__init__()
+        self.slots, self.hidden_size = slots, hidden_size
+        self.policy_x = nn.Linear(input_size, 3)  # W_x and b of W_π [x; m_0; m_1] + b
+        self.policy_m = nn.Linear(2 * hidden_size, 3, bias=False)  # W_0, W_1
+
+    def initial(self, hs: Tensor) -> Tensor:
+        return hs.new_zeros(hs.shape[1], self.slots, self.hidden_size)
+
+    def logits(self, px: Tensor, stack: Tensor) -> Tensor:
+        """Policy logits [B, 3] for the input part px [B, 3] and the top two slots."""
+        return px + self.policy_m(stack[:, :2].flatten(1))
+
+
+class ContinuousStack(_Stack):
+    """Single-computation continuous stack: M_t = a_STAY M + a_PUSH PUSH(M, h_t) + a_POP POP(M),
+    a = π(· | x_t, M_{t-1}[0], M_{t-1}[1]); m_t = M_t[0]. State: M [B, K, d]."""
+
+    def forward(self, x: Tensor, hs: Tensor, state) -> tuple[Tensor, Tensor, dict]:
+        stack = self.initial(hs) if state is None else state
+        px = self.policy_x(x)  # [T, B, 3]
+        reads = []
+        for t in range(hs.shape[0]):
+            a = torch.softmax(self.logits(px[t], stack), -1)[:, :, None, None]  # [B, 3, 1, 1]
+            stack = a[:, STAY] * stack + a[:, PUSH] * push(stack, hs[t]) + a[:, POP] * pop(stack)
+            reads.append(stack[:, 0])
+        return torch.stack(reads), stack, {}
+
+
+class DiscreteStack(_Stack):
+    """Single-computation discrete stack: one action a_t ~ π (argmax when not training) applied
+    exactly. Returns ``action_log_prob`` [T, B] (log π(a_t)) for the REINFORCE loss."""
+
+    def forward(self, x: Tensor, hs: Tensor, state) -> tuple[Tensor, Tensor, dict]:
+        stack = self.initial(hs) if state is None else state
+        px = self.policy_x(x)
+        reads, log_probs = [], []
+        for t in range(hs.shape[0]):
+            log_pi = torch.log_softmax(self.logits(px[t], stack), -1)  # [B, 3]
+            if self.training:
+                action = torch.multinomial(log_pi.detach().exp(), 1).squeeze(1)
+            else:
+                action = log_pi.argmax(-1)
+            log_probs.append(log_pi.gather(1, action[:, None]).squeeze(1))
+            choice = action.view(-1, 1, 1)
+            stack = torch.where(
+                choice == STAY, stack, torch.where(choice == PUSH, push(stack, hs[t]), pop(stack))
+            )
+            reads.append(stack[:, 0])
+        return torch.stack(reads), stack, {"action_log_prob": torch.stack(log_probs)}
+
+
+class MultipopStack(_Stack):
+    """Multipop adaptive computation stack (K = ``slots``): k = 0..K pops, then STAY or PUSH.
+
+    For depth k the policy reads the top two slots of POP^k(M); P(STAY_k) = r_k π_k(STAY),
+    P(PUSH_k) = r_k π_k(PUSH) with r_k = Π_{j<k} π_j(POP), and POP is masked at k = K (STAY and
+    PUSH renormalised there) so the 2(K + 1) probabilities sum to one. The new stack is
+    M_t = T_t M_{t-1} + e_0 (Σ_k P(PUSH_k)) h_tᵀ with T_t[j, i] = s_{i-j} + [j ≥ 1] p_{i-j+1}
+    (``toeplitz``). ``step_reference`` is the definition, depth by depth (the test oracle).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, slots: int):
+        super().__init__(input_size, hidden_size, slots)
+        K = slots
+        offsets = torch.arange(K).view(1, K) - torch.arange(K).view(K, 1)  # i - j
+        self.register_buffer("offsets", offsets, persistent=False)
+        self.record = False  # keep the per-step action probabilities (Fig. 3 statistics)
+
+    def action_probs(self, px: Tensor, stack: Tensor) -> tuple[Tensor, Tensor]:
+        """(P(STAY_k), P(PUSH_k)), each [B, K + 1], for the input part px [B, 3]."""
+        B, K, d = stack.shape
+        padded = torch.cat((stack, stack.new_zeros(B, 2, d)), 1)  # POP^k tops for k = 0..K
+        tops = torch.stack((padded[:, : K + 1], padded[:, 1 : K + 2]), 2)  # [B, K + 1, 2, d]
+        logits = px.unsqueeze(1) + self.policy_m(tops.flatten(2))  # [B, K + 1, 3]
+        last_pop = torch.zeros_like(logits, dtype=torch.bool)
+        last_pop[:, K, POP] = True
+        pi = torch.softmax(logits.masked_fill(last_pop, float("-inf")), -1)
+        reach = torch.cumprod(F.pad(pi[:, :-1, POP], (1, 0), value=1.0), 1)  # r_k
+        return reach * pi[..., STAY], reach * pi[..., PUSH]
+
+    def toeplitz(self, stay: Tensor, push_: Tensor) -> Tensor:
+        """T [B, K, K] with T[j, i] = s_{i-j} + [j >= 1] p_{i-j+1} (zero outside 0..K)."""
+        B, K = stay.shape[0], self.slots
+        # index n + K - 1 of the padded vectors holds s_n / p_n for n = -(K-1) .. K
+        s = F.pad(stay[:, :K], (K - 1, 0))
+        p = F.pad(push_, (K - 1, 0))
+        idx = (self.offsets + K - 1).expand(B, K, K)
+        from_stay = s.gather(1, idx.flatten(1)).view(B, K, K)
+        from_push = p.gather(1, (idx + 1).flatten(1)).view(B, K, K)
+        from_push[:, 0] = 0
+        return from_stay + from_push
+
+    def step(self, px: Tensor, stack: Tensor, h: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """One vectorised step: (new stack, P(STAY_k), P(PUSH_k))."""
+        stay, push_ = self.action_probs(px, stack)
+        new = torch.bmm(self.toeplitz(stay, push_), stack)
+        new = (
+            new + F.pad(push_.sum(1, keepdim=True), (0, self.slots - 1)).unsqueeze(-1) * h[:, None]
+        )
+        return new, stay, push_
+
+    def step_reference(self, px: Tensor, stack: Tensor, h: Tensor) -> Tensor:
+        """The same step from the definition: a loop over depths (tests only)."""
+        K = self.slots
+        new, reach, popped = torch.zeros_like(stack), 1.0, stack
+        for k in range(K + 1):
+            logits = px + self.policy_m(popped[:, :2].flatten(1))
+            if k == K:
+                logits = logits.clone()
+                logits[:, POP] = float("-inf")
+            pi = torch.softmax(logits, -1)
+            stay_k, push_k = reach * pi[:, STAY], reach * pi[:, PUSH]
+            new = new + stay_k[:, None, None] * popped + push_k[:, None, None] * push(popped, h)
+            reach = reach * pi[:, POP]
+            popped = pop(popped)
+        return new
+
+    def forward(self, x: Tensor, hs: Tensor, state) -> tuple[Tensor, Tensor, dict]:
+        stack = self.initial(hs) if state is None else state
+        px = self.policy_x(x)
+        reads, probs = [], []
+        for t in range(hs.shape[0]):
+            stack, stay, push_ = self.step(px[t], stack, hs[t])
+            reads.append(stack[:, 0])
+            if self.record:
+                probs.append(torch.stack((stay, push_), -1).detach())  # [B, K + 1, 2]
+        aux = {"stack_probs": torch.stack(probs)} if probs else {}
+        return torch.stack(reads), stack, aux
+
+
+MEMORIES = {
+    "attention": AttentionMemory,
+    "continuous_stack": ContinuousStack,
+    "discrete_stack": DiscreteStack,
+    "multipop_stack": MultipopStack,
+}
+
+
+class MemoryLSTM(nn.Module):
+    """Body: one LSTM layer and a memory; output h̃_t = W_hh h_t + W_hm m_t.
+
+    State: ((h, c) of the LSTM, the memory's state). Aux: the memory's (``action_log_prob`` of
+    the discrete stack, ``stack_probs`` when recording).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, memory: str, slots: int):
+        super().__init__()
+        if memory not in MEMORIES:
+            raise ValueError(f"memory must be one of {', '.join(MEMORIES)}, not {memory!r}")
+        self.hidden_size = hidden_size
+        self.lstm = nn.LSTM(input_size, hidden_size)
+        self.memory = MEMORIES[memory](input_size, hidden_size, slots)
+        self.from_h = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hh
+        self.from_m = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hm
+
+    def forward(self, x: Tensor, state=None, tokens: Tensor | None = None):
+        lstm_state, memory_state = (None, None) if state is None else state
+        hs, lstm_state = self.lstm(x, lstm_state)
+        reads, memory_state, aux = self.memory(x, hs, memory_state)
+        return self.from_h(hs) + self.from_m(reads), (lstm_state, memory_state), aux
+
+
+class MemoryLSTMLM(RNNModel):
+    """Tied one-layer LSTM language model with a memory (embedding = hidden = d)."""
+
+    def __init__(
+        self,
+        vocab: list[str],
+        hidden_size: int,
+        memory: str,
+        slots: int = 10,
+        dropout: float = 0.0,
+        dropouti: float = 0.0,
+    ):
+        body = partial(MemoryLSTM, hidden_size=hidden_size, memory=memory, slots=slots)
+        super().__init__(
+            vocab, body, hidden_size, dropout=dropout, dropouti=dropouti, tie_weights=True
+        )
+
+    def recurrent_parameters(self) -> int:
+        """Everything but the tied embedding and the decoder bias."""
+        return sum(p.numel() for p in self.body.parameters())
