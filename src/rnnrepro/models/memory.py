@@ -7,7 +7,7 @@ memory steps through time. Memories (their state is carried across BPTT windows,
 
 - ``AttentionMemory``: attention over the previous K hidden states, s_i = w_aᵀ tanh(W_Y h_i +
   W_q h_t), slots before the stream's start masked [A] (the paper's score degenerates). No loop
-  over time: the K-slot windows of every step are views of one buffer.
+  over time: slot k of every step is one contiguous slice of [buffer; window].
 - ``ContinuousStack`` / ``DiscreteStack``: single-computation stacks of K slots (top = slot 0)
   with a linear policy π = softmax(W_π [x_t; m_0; m_1] + b) over (STAY, PUSH, POP); the
   continuous stack mixes the three results, the discrete one samples an action (argmax when not
@@ -60,14 +60,15 @@ class AttentionMemory(nn.Module):
         buffer, valid = state
         seq = torch.cat((buffer.transpose(0, 1), hs))  # [K + T, B, d]: slot t..t+K-1 precede t
         ok = torch.cat((valid.t(), valid.new_ones(T, B)))  # [K + T, B]
-        keys = self.keys(seq).unfold(0, K, 1)[:T]  # [T, B, d, K]
-        values = seq.unfold(0, K, 1)[:T]  # [T, B, d, K]
-        mask = ok.unfold(0, K, 1)[:T]  # [T, B, K]
-        energy = torch.tanh(keys + self.query(hs).unsqueeze(-1))  # [T, B, d, K]
-        scores = (self.score.weight.view(1, 1, d, 1) * energy).sum(2)  # [T, B, K]
+        keys, query = self.keys(seq), self.query(hs)
+        # slot k of every step t is row t + k of the sequence: K contiguous slices, no copies
+        scores = torch.stack(
+            [self.score(torch.tanh(keys[k : k + T] + query)).squeeze(-1) for k in range(K)], -1
+        )  # [T, B, K]
+        mask = torch.stack([ok[k : k + T] for k in range(K)], -1)
         weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), -1)
         weights = weights.masked_fill(~mask, 0.0)  # no valid slot (stream start): m_t = 0
-        reads = torch.einsum("tbk,tbdk->tbd", weights, values)
+        reads = sum(weights[..., k, None] * seq[k : k + T] for k in range(K))
         return reads, (seq[-K:].transpose(0, 1), ok[-K:].t()), {}
 
 
