@@ -20,6 +20,7 @@ from rnnrepro.models.memory import (
     PUSH,
     STAY,
     AttentionMemory,
+    CandidateDropoutLSTM,
     ContinuousStack,
     DiscreteStack,
     MultipopStack,
@@ -131,8 +132,45 @@ def test_attention_masks_slots_before_the_stream_and_carries_its_buffer():
     torch.testing.assert_close(state[0], hs[1:4].transpose(0, 1))
 
 
+def naive_candidate_dropout_lstm(lstm, x, mask):
+    """Per-step autograd reference: c_t = f c + i (m_t g_t), PyTorch's gate layout."""
+    h = c = x.new_zeros(x.shape[1], lstm.hidden_size)
+    outputs = []
+    for t in range(x.shape[0]):
+        gates = x[t] @ lstm.weight_ih_l0.t() + h @ lstm.weight_hh_l0.t()
+        i, f, g, o = (gates + lstm.bias_ih_l0 + lstm.bias_hh_l0).chunk(4, -1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * (torch.tanh(g) * mask[t])
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outputs.append(h)
+    return torch.stack(outputs), c
+
+
+def test_candidate_dropout_lstm_equals_the_per_step_definition_and_nn_lstm_in_evaluation():
+    torch.manual_seed(0)
+    lstm = CandidateDropoutLSTM(4, 5, candidate_dropout=0.3).double()
+    x = torch.randn(6, 3, 4, dtype=torch.double)
+    torch.manual_seed(1)
+    mask = x.new_empty(6, 3, 5).bernoulli_(0.7).div_(0.7)
+    torch.manual_seed(1)  # the module draws the same mask first
+    hs, (h, c) = lstm.train()(x)
+    ref_hs, ref_c = naive_candidate_dropout_lstm(lstm, x, mask)
+    torch.testing.assert_close(hs, ref_hs)
+    torch.testing.assert_close(c[0], ref_c)
+    weights = torch.randn_like(hs)
+    params = list(lstm.parameters())
+    fast = torch.autograd.grad((hs * weights).sum() + c.sum(), params)
+    slow = torch.autograd.grad((ref_hs * weights).sum() + ref_c.sum(), params)
+    for a, b in zip(fast, slow, strict=True):
+        torch.testing.assert_close(a, b)
+    assert (mask == 0).any()
+    plain, _ = torch.nn.LSTM.forward(lstm, x)
+    torch.testing.assert_close(lstm.eval()(x)[0], plain)
+
+
 # MODELS.md §3 (tied, d = 650; the counts it marks as matching the paper): PTB / WikiText-2
 COUNTS = [
+    ("memory_lstm", {"hidden_size": 650, "memory": "none"}, 10_000, 9.90e6),
+    ("memory_lstm", {"hidden_size": 920, "memory": "none"}, 10_000, 15.99e6),
     ("lstm", {"embedding_dim": 650, "hidden_size": 650, "tie_weights": True}, 10_000, 9.90e6),
     ("lstm", {"embedding_dim": 650, "hidden_size": 650, "tie_weights": True}, 33_278, 25.05e6),
     ("lstm", {"embedding_dim": 920, "hidden_size": 920, "tie_weights": True}, 10_000, 15.99e6),
@@ -152,7 +190,9 @@ def test_parameter_counts_match_the_spec(name, hparams, vocab_size, expected):
 RUN = {
     "architecture": "memory_lstm",
     "task": "stream",
-    "hparams": {"hidden_size": 8, "slots": 3, "dropout": 0.3, "dropouti": 0.3},
+    "hparams": {
+        "hidden_size": 8, "slots": 3, "dropout": 0.3, "dropouti": 0.3, "candidate_dropout": 0.1,
+    },
     "training": {
         "lr": 5e-3, "batch_size": 4, "bptt": 10, "eval_batch_size": 3, "max_epochs": 3,
         "early_stopping_patience": 3, "optimizer": "rmsprop", "weight_decay": 1e-4,

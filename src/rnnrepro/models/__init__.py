@@ -20,9 +20,9 @@ AWD-LSTM's names: ``dropoute`` embedding rows, ``dropouti`` input, ``dropouth`` 
                       ("tanh" | "identity"), dropout=0.0 (seed 003: one-hot inputs, no embedding)
 - ``first_order_rnn`` hidden_size, dropout=0.0 (seed 003 baseline)
 - ``mi_rnn``          hidden_size, activation="tanh", dropout=0.0 (seed 003 baseline)
-- ``memory_lstm``     hidden_size (= embedding size, tied), memory ("attention" |
+- ``memory_lstm``     hidden_size (= embedding size, tied), memory ("none" | "attention" |
                       "continuous_stack" | "discrete_stack" | "multipop_stack"), slots=10,
-                      dropout, dropouti (seed 002)
+                      dropout, dropouti, candidate_dropout (seed 002)
 """
 
 from __future__ import annotations

@@ -75,16 +75,25 @@ def gate_views(gates: Tensor) -> GateViews:
 
 
 def lstm_pointwise_forward(
-    gates: GateViews, c_prev: Tensor, c: Tensor, tanh_c: Tensor, h: Tensor
+    gates: GateViews,
+    c_prev: Tensor,
+    c: Tensor,
+    tanh_c: Tensor,
+    h: Tensor,
+    g_mask: Tensor | None = None,
 ) -> None:
     """One step of the LSTM cell update, into preallocated outputs.
 
     gates:  views of this step's pre-activations [B, 4, S, h]; activated in place
     c_prev: [B, 1, h] (shared by the S cells) or [B, S, h]
     c, tanh_c, h: [B, S, h] outputs: new cell states, their tanh, new hidden states
+    g_mask: [B, 1, h] dropout mask (0 or 1/(1-p)) on the candidate g (recurrent dropout of
+            Semeniuta et al. 2016); the gates then hold the dropped candidate
     """
     gates.sigmoid.sigmoid_()
     gates.g.tanh_()
+    if g_mask is not None:
+        gates.g.mul_(g_mask)
     torch.mul(gates.f, c_prev, out=c)
     c.addcmul_(gates.i, gates.g)
     torch.tanh(c, out=tanh_c)
@@ -92,7 +101,11 @@ def lstm_pointwise_forward(
 
 
 def lstm_backward_coefficients(
-    gates: Tensor, c_prev: Tensor, tanh_c: Tensor, weights: Tensor | None = None
+    gates: Tensor,
+    c_prev: Tensor,
+    tanh_c: Tensor,
+    weights: Tensor | None = None,
+    g_mask: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Coefficients of the backward step for all steps at once (see the module docstring).
 
@@ -100,6 +113,8 @@ def lstm_backward_coefficients(
     c_prev:  [T, B, 1, h] or [T, B, S, h], cell state each step started from
     tanh_c:  [T, B, S, h] tanh of the cells' new cell states
     weights: [T, B, S] mixing weights of the cells (None: a single unmixed cell, S = 1)
+    g_mask:  [T, B, 1, h] the candidate's dropout mask, if any (``gates`` then hold the dropped
+             candidate g̃ = m g, whose slope is m (1 - g²) = m - g̃² / m, 0 where m = 0)
     Returns coef_c, coef_h, each [T, B, 4S+1, h], the factors of dc and dh: slots 0..4S-1 give
     dG in the gates' layout (gate-major, ``GATE_ORDER``), slot 4S gives dc_prev.
     """
@@ -113,6 +128,10 @@ def lstm_backward_coefficients(
     slope = gates * gates
     torch.sub(gates, slope, out=slope)  # σ' = σ - σ² for o, i, f
     torch.mul(g, g, out=slope[:, :, 3]).neg_().add_(1)  # tanh' = 1 - g² for g
+    if g_mask is not None:
+        kept = g_mask > 0
+        slope_g = torch.where(kept, g_mask - g * g / g_mask.masked_fill(~kept, 1.0), 0.0)
+        slope[:, :, 3] = slope_g
     jac.mul_(slope)
     forget = f
     if weights is not None:

@@ -45,6 +45,7 @@ class MixedLSTMFunction(torch.autograd.Function):
         alpha     [T, B, S]      mixture weights
         weight_hh [4·S·h, h]     recurrent weights of all cells
         h0, c0    [B, h]         initial state
+        g_mask    [T, B, h]      optional dropout mask on the candidate g (0 or 1/(1-p))
     Outputs: hs [T, B, h] (h_t after every step) and c_T [B, h].
     Per step: forward 9 torch ops, backward 3 (on CPU, small steps cost per op and per view,
     so the loops reuse work buffers and index only what changes per step). The forward keeps
@@ -52,7 +53,15 @@ class MixedLSTMFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, xw: Tensor, alpha: Tensor, weight_hh: Tensor, h0: Tensor, c0: Tensor):
+    def forward(
+        ctx,
+        xw: Tensor,
+        alpha: Tensor,
+        weight_hh: Tensor,
+        h0: Tensor,
+        c0: Tensor,
+        g_mask: Tensor | None = None,
+    ):
         T, B, _ = xw.shape
         S, h = alpha.shape[2], weight_hh.shape[1]
         G = 4 * S * h
@@ -70,19 +79,22 @@ class MixedLSTMFunction(torch.autograd.Function):
         tanh_c = xw.new_empty(B, S, h)
 
         w_t = weight_hh.t()
-        steps = zip(xw.unbind(0), alpha.unsqueeze(2).unbind(0), history.unbind(0), strict=True)
-        for xw_t, a, history_t in steps:
+        masks = [None] * T if g_mask is None else g_mask.unsqueeze(2).unbind(0)  # [B, 1, h]
+        steps = zip(
+            xw.unbind(0), alpha.unsqueeze(2).unbind(0), history.unbind(0), masks, strict=True
+        )
+        for xw_t, a, history_t, mask in steps:
             torch.addmm(xw_t, h_prev, w_t, out=gates_2d)  # [B, 4·S·h]
-            lstm_pointwise_forward(gates, c_prev, cells_c, tanh_c, cells_h)
+            lstm_pointwise_forward(gates, c_prev, cells_c, tanh_c, cells_h, mask)
             torch.bmm(a, cells_2d, out=state)  # Σ_s α_s (h^(s), c^(s)); a [B, 1, S]
             history_t.copy_(row)
 
-        ctx.save_for_backward(alpha, weight_hh, h0, c0, history)
+        ctx.save_for_backward(alpha, weight_hh, h0, c0, history, g_mask)
         return history[:, :, G : G + h], history[-1, :, G + h :]
 
     @staticmethod
     def backward(ctx, d_hs: Tensor, d_c_last: Tensor):
-        alpha, weight_hh, h0, c0, history = ctx.saved_tensors
+        alpha, weight_hh, h0, c0, history, g_mask = ctx.saved_tensors
         T, B, S, h = *alpha.shape, weight_hh.shape[1]
         G, K = 4 * S * h, 4 * S + 1  # K gradient slots per step: 4·S gates, then dc_{t-1}
         gates = history[:, :, :G].view(T, B, 4, S, h)
@@ -92,7 +104,8 @@ class MixedLSTMFunction(torch.autograd.Function):
         c_prev = prev[:, :, 1].unsqueeze(2)  # [T, B, 1, h]
         c_s = f * c_prev + i * g  # [T, B, S, h]
         tanh_c = torch.tanh(c_s)
-        coef_c, coef_h = lstm_backward_coefficients(gates, c_prev, tanh_c, alpha)
+        mask = None if g_mask is None else g_mask.unsqueeze(2)  # [T, B, 1, h]
+        coef_c, coef_h = lstm_backward_coefficients(gates, c_prev, tanh_c, alpha, mask)
 
         # grads[t] = [dG of step t (4S slots) | dc_{t-1} | dh_{t-1}]  [T+1, B, K+1, h];
         # the dh slots start with dL/dh_{t-1} from the outputs, the dc slots are overwritten
@@ -121,7 +134,7 @@ class MixedLSTMFunction(torch.autograd.Function):
             cells = torch.stack([c_s, o * tanh_c], dim=3).view(T * B, S, 2 * h)
             d_states = grads[1:, :, K - 1 :].reshape(T * B, 2 * h, 1)  # (dc_t, dh_t)
             d_alpha = torch.bmm(cells, d_states).view(T, B, S)
-        return d_xw, d_alpha, d_weight, grads[0, :, K], grads[0, :, K - 1]
+        return d_xw, d_alpha, d_weight, grads[0, :, K], grads[0, :, K - 1], None
 
 
 class MixedLSTM(nn.Module):

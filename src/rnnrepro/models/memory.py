@@ -1,6 +1,7 @@
 """Memory-augmented LSTMs of the memory paper (Yogatama et al. 2018; MODELS.md §3).
 
-A one-layer LSTM whose output is combined with a memory read m_t:
+A one-layer LSTM (``CandidateDropoutLSTM``: recurrent dropout on the candidate) whose output
+is combined with a memory read m_t:
 h̃_t = W_hh h_t + W_hm m_t (no nonlinearity), fed to the tied decoder. The memory never feeds
 back into the LSTM recurrence [A], so the LSTM runs fused over the whole window and only the
 memory steps through time. Memories (their state is carried across BPTT windows, detached):
@@ -25,6 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._lstm_ops import fused_gate_index
+from .attention_lstm import MixedLSTMFunction
 from .base import RNNModel
 
 STAY, PUSH, POP = 0, 1, 2
@@ -207,7 +210,44 @@ class MultipopStack(_Stack):
         return torch.stack(reads), stack, aux
 
 
+class CandidateDropoutLSTM(nn.LSTM):
+    """One ``nn.LSTM`` layer whose candidate is dropped in training, c_t = f c_{t-1} + i ⊙
+    drop(g_t), a new mask every step (recurrent dropout of Semeniuta et al. 2016; the memory
+    paper's 0.1). Same parameters and results as ``nn.LSTM`` when not training or at p = 0;
+    in training the recurrence is ``MixedLSTMFunction`` with one cell and the mask."""
+
+    def __init__(self, input_size: int, hidden_size: int, candidate_dropout: float = 0.0):
+        super().__init__(input_size, hidden_size)
+        self.candidate_dropout = candidate_dropout
+        self.register_buffer("gate_index", fused_gate_index(hidden_size), persistent=False)
+
+    def forward(self, x: Tensor, state=None):  # noqa: D102 (nn.LSTM's)
+        p = self.candidate_dropout
+        if not self.training or p == 0:
+            return super().forward(x, state)
+        T, B, _ = x.shape
+        h, idx = self.hidden_size, self.gate_index
+        bias = (self.bias_ih_l0 + self.bias_hh_l0)[idx]
+        xw = torch.addmm(bias, x.reshape(T * B, -1), self.weight_ih_l0[idx].t()).view(T, B, -1)
+        if state is None:
+            h0 = c0 = x.new_zeros(B, h)
+        else:
+            h0, c0 = state[0][0], state[1][0]
+        mask = x.new_empty(T, B, h).bernoulli_(1 - p).div_(1 - p)
+        alpha = x.new_ones(T, B, 1)
+        hs, c = MixedLSTMFunction.apply(xw, alpha, self.weight_hh_l0[idx], h0, c0, mask)
+        return hs, (hs[-1].unsqueeze(0), c.unsqueeze(0))
+
+
+class NoMemory(nn.Module):
+    """The plain LSTM baselines: no memory, h̃_t = h_t."""
+
+    def __init__(self, input_size: int, hidden_size: int, slots: int):
+        super().__init__()
+
+
 MEMORIES = {
+    "none": NoMemory,
     "attention": AttentionMemory,
     "continuous_stack": ContinuousStack,
     "discrete_stack": DiscreteStack,
@@ -222,25 +262,37 @@ class MemoryLSTM(nn.Module):
     the discrete stack, ``stack_probs`` when recording).
     """
 
-    def __init__(self, input_size: int, hidden_size: int, memory: str, slots: int):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        memory: str,
+        slots: int,
+        candidate_dropout: float = 0.0,
+    ):
         super().__init__()
         if memory not in MEMORIES:
             raise ValueError(f"memory must be one of {', '.join(MEMORIES)}, not {memory!r}")
         self.hidden_size = hidden_size
-        self.lstm = nn.LSTM(input_size, hidden_size)
+        self.lstm = CandidateDropoutLSTM(input_size, hidden_size, candidate_dropout)
         self.memory = MEMORIES[memory](input_size, hidden_size, slots)
-        self.from_h = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hh
-        self.from_m = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hm
+        self.plain = memory == "none"
+        if not self.plain:
+            self.from_h = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hh
+            self.from_m = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hm
 
     def forward(self, x: Tensor, state=None, tokens: Tensor | None = None):
         lstm_state, memory_state = (None, None) if state is None else state
         hs, lstm_state = self.lstm(x, lstm_state)
+        if self.plain:
+            return hs, (lstm_state, None), {}
         reads, memory_state, aux = self.memory(x, hs, memory_state)
         return self.from_h(hs) + self.from_m(reads), (lstm_state, memory_state), aux
 
 
 class MemoryLSTMLM(RNNModel):
-    """Tied one-layer LSTM language model with a memory (embedding = hidden = d)."""
+    """Tied one-layer LSTM language model with a memory (embedding = hidden = d); memory
+    "none" is the paper's LSTM baseline."""
 
     def __init__(
         self,
@@ -250,8 +302,15 @@ class MemoryLSTMLM(RNNModel):
         slots: int = 10,
         dropout: float = 0.0,
         dropouti: float = 0.0,
+        candidate_dropout: float = 0.0,
     ):
-        body = partial(MemoryLSTM, hidden_size=hidden_size, memory=memory, slots=slots)
+        body = partial(
+            MemoryLSTM,
+            hidden_size=hidden_size,
+            memory=memory,
+            slots=slots,
+            candidate_dropout=candidate_dropout,
+        )
         super().__init__(
             vocab, body, hidden_size, dropout=dropout, dropouti=dropouti, tie_weights=True
         )
