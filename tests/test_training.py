@@ -120,3 +120,28 @@ def test_checkpoint_of_other_settings_is_ignored(data_dir, tmp_path):
     assert "ignoring" in proc.stdout and "resuming" not in proc.stdout
     history = pd.read_csv(tmp_path / "first" / "history.csv")
     assert len(history) == RUN["training"]["max_epochs"]
+
+
+def test_a_later_stage_refuses_a_model_of_other_settings(tmp_path):
+    from rnnrepro.models import build_model, save_model
+    from rnnrepro.scripts.train import start_from
+
+    vocab = ["<pad>", "a", "b"]
+    trained = build_model("lstm", vocab, embedding_dim=4, hidden_size=5)
+    save_model(
+        trained, tmp_path / "model.pt", "lstm", vocab, {"embedding_dim": 4, "hidden_size": 5}
+    )
+    run = {"architecture": "lstm", "hparams": {"embedding_dim": 4, "hidden_size": 5}}
+    model = build_model("lstm", vocab, embedding_dim=4, hidden_size=5)
+    start_from(model, tmp_path / "model.pt", run, vocab)
+    assert all(
+        torch.equal(a, b) for a, b in zip(model.parameters(), trained.parameters(), strict=True)
+    )
+    other = {**run, "hparams": {"embedding_dim": 4, "hidden_size": 6}}
+    with pytest.raises(ValueError, match=r"model.pt: its hparams differs from this stage's"):
+        start_from(
+            build_model("lstm", vocab, embedding_dim=4, hidden_size=6),
+            tmp_path / "model.pt",
+            other,
+            vocab,
+        )
