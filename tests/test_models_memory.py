@@ -3,16 +3,14 @@ the vectorised multipop stack, REINFORCE, parameter counts and exact resume."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
-import sys
 
 import pandas as pd
 import pytest
 import torch
 from pipeline_utils import signal_once_exists
-from test_stream import outputs, write_corpus
+from test_stream import outputs, train_cmd, write_corpus
 
 from rnnrepro.models import build_model
 from rnnrepro.models.memory import (
@@ -201,29 +199,19 @@ RUN = {
 }  # fmt: skip
 
 
-def train_cmd(path, run, name):
-    return [
-        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(run), "--seed", "2",
-        "--device", "cpu", "--train", str(path / "train.txt"), "--val", str(path / "val.txt"),
-        "--vocab", str(path / "vocab.txt"), "--checkpoint", str(path / f"{name}.ckpt"),
-        "--out-model", str(path / name / "model.pt"),
-        "--out-history", str(path / name / "history.csv"),
-    ]  # fmt: skip
-
-
 @pytest.mark.parametrize("memory", ["attention", "discrete_stack", "multipop_stack"])
 def test_memory_run_killed_mid_epoch_resumes_to_identical_numbers(tmp_path, memory):
     write_corpus(tmp_path)
     run = {**RUN, "hparams": {**RUN["hparams"], "memory": memory}}
-    subprocess.run(train_cmd(tmp_path, run, "whole"), check=True, capture_output=True)
-    proc = subprocess.Popen(train_cmd(tmp_path, run, "killed"), stdout=subprocess.PIPE, text=True)
+    subprocess.run(train_cmd(tmp_path, "whole", run), check=True, capture_output=True)
+    proc = subprocess.Popen(train_cmd(tmp_path, "killed", run), stdout=subprocess.PIPE, text=True)
     checkpoint = tmp_path / "killed.ckpt"
     assert signal_once_exists(proc, checkpoint, signal.SIGTERM) == 128 + signal.SIGTERM
     state = torch.load(checkpoint, weights_only=True)
     assert state["partial"] and state["task"]["state"][1] is not None  # the memory's state
     if memory == "discrete_stack":
         assert state["task"]["baseline"] is not None
-    subprocess.run(train_cmd(tmp_path, run, "killed"), check=True, capture_output=True)
+    subprocess.run(train_cmd(tmp_path, "killed", run), check=True, capture_output=True)
     whole_history, whole_state = outputs(tmp_path, "whole")
     history, resumed = outputs(tmp_path, "killed")
     pd.testing.assert_frame_equal(whole_history, history)

@@ -144,9 +144,10 @@ def test_variable_bptt_task_scales_the_lr_by_window_length(corpus):
     assert scales == [n / 10 for n in lengths] and len(set(lengths)) > 2
 
 
-def train_cmd(path, name):
+def train_cmd(path, name, run=RUN_AWD):
+    """The training command of one stream run on the corpus in ``path`` (outputs in path/name)."""
     return [
-        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(RUN_AWD), "--seed", "3",
+        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(run), "--seed", "3",
         "--device", "cpu", "--train", str(path / "train.txt"), "--val", str(path / "val.txt"),
         "--vocab", str(path / "vocab.txt"), "--checkpoint", str(path / f"{name}.ckpt"),
         "--out-model", str(path / name / "model.pt"),
