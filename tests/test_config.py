@@ -248,3 +248,29 @@ def test_families_and_architectures_have_one_source():
 
     assert cfg.ARCHITECTURES == MODEL_NAMES
     assert set(cfg.FAMILIES) == {"dyck", *cfg.TEXT_FAMILIES}
+
+
+def test_random_search_trials_are_seeded_jobs_within_their_ranges():
+    config = smoke()
+    config["scales"]["smoke"]["search_trials"] = 3
+    model = config["experiments"]["second_order_lstm"]["models"]["lstm"]
+    model["search"] = {"lr": [0.004, 0.009], "weight_decay": [1e-4, 5e-4]}
+    runs = cfg.runs(config, "second_order_lstm", "lstm")
+    assert [r.trial for r in runs if r.dataset == "wikitext2"] == [1, 2, 3]
+    assert runs[0].path.endswith("/lstm/seed1/trial1") and runs[0].identity()["trial"] == 1
+    samples = [
+        cfg.trial_settings(config, "second_order_lstm", "wikitext2", "lstm", k) for k in (1, 2, 3)
+    ]
+    assert samples == [
+        cfg.trial_settings(config, "second_order_lstm", "wikitext2", "lstm", k) for k in (1, 2, 3)
+    ]  # the same draws on every call (and machine): seeded by the trial's name
+    assert len({s["lr"] for s in samples}) == 3
+    assert all(0.004 <= s["lr"] <= 0.009 and 1e-4 <= s["weight_decay"] <= 5e-4 for s in samples)
+    run = cfg.run_config(config, "second_order_lstm", "wikitext2", "lstm", trial=2)
+    assert run["training"]["lr"] == samples[1]["lr"] and run["trial"] == {"index": 2, **samples[1]}
+    model["search"] = {"batch_size": [8, 16]}
+    with pytest.raises(cfg.ConfigError, match=r"lstm.search': 'batch_size' cannot be searched"):
+        cfg.check(config)
+    model["search"] = {"lr": [0.01, 0.001]}
+    with pytest.raises(cfg.ConfigError, match=r"search.lr': low 0.01 > high 0.001"):
+        cfg.check(config)

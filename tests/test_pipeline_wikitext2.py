@@ -31,6 +31,13 @@ def wikitext2_config(mirror: str, sources: str) -> dict:
         "optimizer": "sgd", "asgd_nonmono": 1, "variable_bptt": True, "ar": 1.0, "tar": 1.0,
     }  # fmt: skip
     config["experiments"]["second_order_lstm"]["models"]["lstm"]["finetune"] = "finetune_test"
+    # a random search over two trials (no paper of seed 000 has one)
+    config["scales"]["smoke"]["search_trials"] = 2
+    config["experiments"]["second_order_lstm"]["models"]["searched"] = {
+        "architecture": "lstm", "training": "second_order_lstm_wikitext2",
+        "hparams": {"embedding_dim": 300, "hidden_size": 600},
+        "search": {"lr": [1e-3, 1e-2]},
+    }  # fmt: skip
     return config
 
 
@@ -44,8 +51,11 @@ def wt2_run(tmp_path_factory):
     config = wikitext2_config(str(mirror), str(sources))
     work = root / "work"
     work.mkdir()
-    run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json")
+    run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json", SEARCH)
     return work, config
+
+
+SEARCH = "results/runs/second_order_lstm/wikitext2/searched/seed1/search.json"
 
 
 def test_table2_holds_every_model_with_paper_numbers(wt2_run):
@@ -124,9 +134,25 @@ def test_finetune_stage_continues_from_the_trained_model(wt2_run):
     assert f"starting from {Path(FINETUNED).parent / 'model.pt'}" in log.read_text()
 
 
+def test_random_search_runs_each_trial_and_keeps_the_best(wt2_run):
+    work, _ = wt2_run
+    record = json.loads((work / SEARCH).read_text())
+    trials = record["search"]["every_trial"]
+    assert record["search"]["trials"] == 2 and [t["trial"] for t in trials] == [1, 2]
+    assert all(1e-3 <= t["settings"]["lr"] <= 1e-2 for t in trials)
+    assert trials[0]["settings"] != trials[1]["settings"]
+    best = min(trials, key=lambda t: t["val_loss"])
+    assert record["search"]["chosen"] == best["trial"] == record["trial"]
+    chosen = json.loads(
+        (work / Path(SEARCH).parent / f"trial{best['trial']}/metrics.json").read_text()
+    )
+    assert record["val"] == chosen["val"] and record["test"] == chosen["test"]
+    assert chosen["run"]["training"]["lr"] == best["settings"]["lr"]
+
+
 def test_rerun_does_nothing_and_a_finetune_change_reruns_only_that_stage(wt2_run):
     work, config = wt2_run
-    proc = run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json", "-n")
+    proc = run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json", SEARCH, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
     changed = copy.deepcopy(config)
     changed["training"]["finetune_test"]["lr"] = 0.25

@@ -145,3 +145,23 @@ def test_a_later_stage_refuses_a_model_of_other_settings(tmp_path):
             other,
             vocab,
         )
+
+
+def test_select_trial_takes_the_lowest_finite_validation_loss():
+    from rnnrepro.scripts.select_trial import select
+
+    def trial(k, loss, diverged=False):
+        return {"trial": k, "val": {"loss": loss, "ppl": 2.0}, "diverged": diverged,
+                "run": {"trial": {"index": k, "lr": k / 1000}}}  # fmt: skip
+
+    record = select([trial(2, 1.5), trial(1, 1.5), trial(3, 0.5, diverged=True), trial(4, 2.0)])
+    assert record["trial"] == 1 and record["search"]["chosen"] == 1  # the tie: lower trial
+    assert record["search"]["trials"] == 4
+    assert [t["settings"]["lr"] for t in record["search"]["every_trial"]] == [
+        0.001,
+        0.002,
+        0.003,
+        0.004,
+    ]
+    with pytest.raises(ValueError, match="no trial ended with a finite validation loss"):
+        select([trial(1, float("nan"))])

@@ -16,6 +16,7 @@ Dataset families (``experiments.<name>.datasets``) expand to dataset names at th
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass
 
@@ -56,31 +57,63 @@ class ConfigError(ValueError):
 STAGES = ("train", "finetune")
 
 
+# Hyper-parameters a random search may sample (a model's ``search``), uniformly in a range.
+SEARCHABLE = ("lr", "weight_decay")
+
+
 @dataclass(frozen=True)
 class Run:
-    """One training job: (experiment, dataset, model, seed) and its stage."""
+    """One training job: (experiment, dataset, model, seed), its stage and, for a model with a
+    random search, its trial (1-based)."""
 
     experiment: str
     dataset: str
     model: str
     seed: int
     stage: str = "train"
+    trial: int | None = None
 
     @property
     def path(self) -> str:
-        return (
-            f"{self.experiment}/{self.dataset}/{self.model}/seed{self.seed}{stage_dir(self.stage)}"
-        )
+        base = f"{self.experiment}/{self.dataset}/{self.model}/seed{self.seed}"
+        return f"{base}{trial_dir(self.trial)}{stage_dir(self.stage)}"
 
     def identity(self) -> dict:
         """The run's identity, recorded in its model file and every result read from it."""
-        return {
+        identity = {
             "experiment": self.experiment,
             "dataset": self.dataset,
             "model": self.model,
             "seed": self.seed,
             "stage": self.stage,
         }
+        return identity if self.trial is None else {**identity, "trial": self.trial}
+
+
+def trial_dir(trial: int | None) -> str:
+    """Path suffix of a search trial below its run's directory ("" without a search)."""
+    return "" if trial is None else f"/trial{trial}"
+
+
+def trial_from_dir(suffix: str) -> int | None:
+    """The trial a ``trial_dir`` suffix names (None for "")."""
+    return int(suffix.removeprefix("/trial")) if suffix else None
+
+
+def search_trials(config: dict, experiment: str, model: str) -> list[int]:
+    """The trials of a model's random search at the selected scale ([None]: no search)."""
+    if not config["experiments"][experiment]["models"][model].get("search"):
+        return [None]
+    return list(range(1, scale_settings(config).get("search_trials", 1) + 1))
+
+
+def trial_settings(config: dict, experiment: str, dataset: str, model: str, trial: int) -> dict:
+    """The training settings trial ``trial`` samples: each key of the model's ``search``
+    uniformly in its [low, high], from a generator seeded with the trial's name (so every
+    machine and rerun draws the same trials; 6 significant digits)."""
+    space = config["experiments"][experiment]["models"][model]["search"]
+    rng = random.Random(f"{experiment}/{dataset}/{model}/trial{trial}")
+    return {key: float(f"{rng.uniform(*space[key]):.6g}") for key in sorted(space)}
 
 
 def stage_dir(stage: str) -> str:
@@ -177,6 +210,16 @@ def check(config: dict) -> None:
             }
             if model.get("finetune"):
                 procedures["finetune"] = model["finetune"]
+            for name, bounds in model.get("search", {}).items():
+                if name not in SEARCHABLE:
+                    raise ConfigError(
+                        f"config key '{key}.search': {name!r} cannot be searched; "
+                        f"searchable: {', '.join(SEARCHABLE)}"
+                    )
+                if not bounds[0] <= bounds[1]:
+                    raise ConfigError(
+                        f"config key '{key}.search.{name}': low {bounds[0]} > high {bounds[1]}"
+                    )
             for where, procedure in procedures.items():
                 if procedure not in config["training"]:
                     raise ConfigError(
@@ -248,7 +291,11 @@ def runs(config: dict, experiment: str | None = None, model: str | None = None) 
                 continue
             for fam in _model_families(entry, model_entry):
                 for dataset in dataset_names(config, fam):
-                    out += [Run(exp, dataset, name, s) for s in seeds(config, exp)]
+                    out += [
+                        Run(exp, dataset, name, s, trial=k)
+                        for s in seeds(config, exp)
+                        for k in search_trials(config, exp, name)
+                    ]
     return out
 
 
@@ -277,10 +324,16 @@ def architecture(config: dict, experiment: str, model: str) -> str:
 
 
 def run_config(
-    config: dict, experiment: str, dataset: str, model: str, stage: str = "train"
+    config: dict,
+    experiment: str,
+    dataset: str,
+    model: str,
+    stage: str = "train",
+    trial: int | None = None,
 ) -> dict:
     """Everything that defines a run's result except its seed and device (rule params); a
-    ``finetune`` stage trains with the model's ``finetune`` procedure."""
+    ``finetune`` stage trains with the model's ``finetune`` procedure, a search trial with the
+    settings it samples."""
     entry = config["experiments"][experiment]["models"][model]
     fam = family(dataset)
     arch = architecture(config, experiment, model)
@@ -311,6 +364,10 @@ def run_config(
         procedure = entry["finetune"]
         out["stage"] = stage
     training = dict(config["training"][procedure])
+    if trial is not None:
+        sampled = trial_settings(config, experiment, dataset, model, trial)
+        training.update(sampled)
+        out["trial"] = {"index": trial, **sampled}
     cap = scale_settings(config).get("max_epochs")
     if cap is not None:
         training["max_epochs"] = min(training["max_epochs"], cap)

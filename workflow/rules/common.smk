@@ -22,9 +22,9 @@ except cfg.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 
 RUNS = "results/runs/{experiment}/{dataset}/{model}/seed{seed}"
-# A run's stage directory below RUNS: empty for the first stage (train), a subdirectory named
-# after a later one (cfg.stage_dir).
-STAGED = f"{RUNS}{{stagedir}}"
+# A job's directory below RUNS: a search trial's (cfg.trial_dir: none without a search), then a
+# later stage's (cfg.stage_dir: none for the first stage, train).
+STAGED = f"{RUNS}{{trialdir}}{{stagedir}}"
 
 
 wildcard_constraints:
@@ -34,6 +34,7 @@ wildcard_constraints:
     seed=r"\d+",
     split="train|val|test",
     stagedir="(?:" + "|".join(cfg.stage_dir(s) for s in cfg.STAGES[1:]) + ")?",
+    trialdir=r"(?:/trial\d+)?",
 
 
 def before_start():
@@ -65,20 +66,39 @@ onstart:
     before_start()
 
 
+def searched(run):
+    """Whether the run's model has a random search (its trials are jobs, search.json its result)."""
+    return cfg.search_trials(config, run.experiment, run.model) != [None]
+
+
 def run_files(name, runs):
-    """Paths of one per-run file for the given runs."""
-    return [f"results/runs/{run.path}/{name}" for run in runs]
+    """Paths of one per-run file for the given runs. A searched run's metrics.json is its
+    search.json (the chosen trial's metrics); it has no other per-run files (the per-run
+    analyses, such as the syntactic evaluation, are not run for searched models)."""
+    files = []
+    for run in runs:
+        if run.trial is None and searched(run):
+            if name == "metrics.json":
+                files.append(f"results/runs/{run.path}/search.json")
+            continue
+        files.append(f"results/runs/{run.path}/{name}")
+    return files
 
 
 def family_runs(experiment, families):
-    """The runs of an experiment on datasets of the given families."""
-    return [
-        r for r in cfg.runs(config, experiment) if cfg.family(r.dataset) in families
-    ]
+    """The runs of an experiment on datasets of the given families, one per seed (a searched
+    model's trials count as one run)."""
+    return list(
+        dict.fromkeys(
+            replace(r, trial=None)
+            for r in cfg.runs(config, experiment)
+            if cfg.family(r.dataset) in families
+        )
+    )
 
 
 def run_of(wildcards):
-    """The run (and stage) a job's wildcards stand for."""
+    """The run (stage, trial) a job's wildcards stand for."""
     stagedir = wildcards.get("stagedir", "")
     stage = next(s for s in cfg.STAGES if cfg.stage_dir(s) == stagedir)
     return cfg.Run(
@@ -87,6 +107,7 @@ def run_of(wildcards):
         wildcards.model,
         int(wildcards.seed),
         stage,
+        cfg.trial_from_dir(wildcards.get("trialdir", "")),
     )
 
 
@@ -120,6 +141,26 @@ def train_options(wildcards, input):
         f"--{key} {input[key]}" for key in ("vocab", "init") if key in input.keys()
     ]
     return " ".join(options)
+
+
+def searched_runs():
+    """The runs (without their trial) of every model with a random search."""
+    return list(
+        dict.fromkeys(
+            replace(run, trial=None)
+            for run in cfg.runs(config)
+            if run.trial is not None
+        )
+    )
+
+
+def trial_metrics(wildcards):
+    """metrics.json of every trial of a searched run (select_trial's input)."""
+    run = run_of(wildcards)
+    return [
+        f"results/runs/{replace(run, trial=k).path}/metrics.json"
+        for k in cfg.search_trials(config, run.experiment, run.model)
+    ]
 
 
 def stage_files(name):
@@ -183,7 +224,9 @@ def run_identity(wildcards):
 def run_params(wildcards):
     """The run's resolved settings as JSON (a change reruns exactly the affected runs)."""
     run = run_of(wildcards)
-    settings = cfg.run_config(config, run.experiment, run.dataset, run.model, run.stage)
+    settings = cfg.run_config(
+        config, run.experiment, run.dataset, run.model, run.stage, run.trial
+    )
     return json.dumps(settings, sort_keys=True)
 
 
@@ -195,9 +238,8 @@ def scale_note_options(track):
 DYCK_DATASETS = " ".join(cfg.dataset_names(config, "dyck"))
 SECOND_ORDER_LSTM_DYCK = family_runs("second_order_lstm", ["dyck"])
 SECOND_ORDER_LSTM_WIKITEXT2 = family_runs("second_order_lstm", ["wikitext2"])
-SYNEVAL_RUNS = (
-    SECOND_ORDER_LSTM_WIKITEXT2  # seed 000 Table 3: every WikiText-2 language model
-)
+# seed 000 Table 3: every WikiText-2 language model (but searched ones, run_files)
+SYNEVAL_RUNS = [r for r in SECOND_ORDER_LSTM_WIKITEXT2 if not searched(r)]
 ATTENTION_MODELS = [
     name
     for name in config["experiments"].get("second_order_lstm", {}).get("models", {})
@@ -316,5 +358,6 @@ def all_targets():
         + multi_matrix_targets()
         + general_second_order_targets()
         + stage_files("metrics.json")
+        + [f"results/runs/{run.path}/search.json" for run in searched_runs()]
     )
     return list(dict.fromkeys(targets))

@@ -36,7 +36,7 @@ rule evaluate_text:
     output:
         metrics=f"{STAGED}/metrics.json",
     log:
-        "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}{stagedir}.log",
+        "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}{trialdir}{stagedir}.log",
     wildcard_constraints:
         dataset=r"ptb_\w+|wikitext2",
     conda:
@@ -49,6 +49,22 @@ rule evaluate_text:
         "python -m rnnrepro.scripts.evaluate_text --model {input.model} --val {input.val}"
         " --test {input.test} --scale {params.scale} --device {params.device}"
         " --out-metrics {output.metrics} > {log} 2>&1"
+
+
+# A random search's result: the trial with the lowest validation loss (and every trial's).
+rule select_trial:
+    input:
+        trial_metrics,
+    output:
+        f"{RUNS}/search.json",
+    log:
+        "results/logs/select/{experiment}/{dataset}/{model}/seed{seed}.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        code=script_code("select_trial"),
+    shell:
+        "python -m rnnrepro.scripts.select_trial --metrics {input} --out {output} > {log} 2>&1"
 
 
 # Seed 000 Table 3: Marvin & Linzen's sentence pairs scored by a WikiText-2 model.

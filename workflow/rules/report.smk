@@ -30,7 +30,7 @@ rule table_second_order_lstm_table1:
         md=report(
             "results/tables/second_order_lstm_table1.md",
             caption="../report/table_second_order_lstm_table1.rst",
-            category="Seed 000",
+            category="second_order_lstm",
         ),
     log:
         "results/logs/tables/second_order_lstm_table1.log",
@@ -59,7 +59,7 @@ rule table_multi_matrix_dyck:
         md=report(
             "results/tables/multi_matrix_table2_dyck.md",
             caption="../report/table_multi_matrix_dyck.rst",
-            category="Seed 001",
+            category="multi_matrix",
         ),
     log:
         "results/logs/tables/multi_matrix_table2_dyck.log",
@@ -92,7 +92,7 @@ for figure, (kind, run_file, figure_runs, track) in FIGURE_INPUTS.items():
             report(
                 f"results/figures/second_order_lstm_{figure}.png",
                 caption=f"../report/second_order_lstm_{figure}.rst",
-                category="Seed 000",
+                category="second_order_lstm",
             ),
         log:
             f"results/logs/figures/second_order_lstm_{figure}.log",
@@ -117,7 +117,7 @@ rule table_second_order_lstm_table3:
         md=report(
             "results/tables/second_order_lstm_table3.md",
             caption="../report/table_second_order_lstm_table3.rst",
-            category="Seed 000",
+            category="second_order_lstm",
         ),
     log:
         "results/logs/tables/second_order_lstm_table3.log",
@@ -192,7 +192,7 @@ for name, (paper, labels, datasets, table_runs, title) in TEXT_TABLES.items():
             md=report(
                 f"results/tables/{name}.md",
                 caption=f"../report/table_{name}.rst",
-                category=f"Seed {paper.removeprefix('seed')}",
+                category=paper,
             ),
         log:
             f"results/logs/tables/{name}.log",
@@ -249,7 +249,7 @@ for figure, (kind, figure_inputs) in GENERAL_SECOND_ORDER_FIGURES.items():
             report(
                 f"results/figures/general_second_order_{figure}.png",
                 caption=f"../report/general_second_order_{figure}.rst",
-                category="Seed 003",
+                category="general_second_order",
             ),
         log:
             f"results/logs/figures/general_second_order_{figure}.log",

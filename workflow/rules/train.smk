@@ -10,7 +10,7 @@ rule train:
         model=f"{STAGED}/model.pt",
         history=f"{STAGED}/history.csv",
     log:
-        "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}{stagedir}.log",
+        "results/logs/train/{experiment}/{dataset}/{model}/seed{seed}{trialdir}{stagedir}.log",
     wildcard_constraints:
         stagedir="(?:)",  # the first stage: no subdirectory
     conda:

@@ -5,17 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 IDENTITY = ("experiment", "dataset", "model", "seed", "stage")
+OPTIONAL_IDENTITY = ("trial",)  # a random-search trial
 
 
 def run_identity(model_path: str | Path, record: dict) -> dict:
-    """experiment, dataset, model, seed and stage of a run, as its training job recorded them."""
+    """experiment, dataset, model, seed, stage (and trial, for a search) of a run, as its
+    training job recorded them."""
     identity = record.get("identity") or {}
-    if set(identity) != set(IDENTITY):
+    if not set(IDENTITY) <= set(identity) <= {*IDENTITY, *OPTIONAL_IDENTITY}:
         raise ValueError(
             f"{model_path}: the model file records no run identity (written by an older "
             "version?); rerun its training"
         )
-    return {key: identity[key] for key in IDENTITY}
+    return {key: identity[key] for key in (*IDENTITY, *OPTIONAL_IDENTITY) if key in identity}
 
 
 def run_summary(model_path: str | Path, record: dict) -> dict:
