@@ -683,3 +683,13 @@ def test_best_run_selection_for_position_loss_and_examples(tmp_path):
     bad.write_text(json.dumps([{"target": "abc", "predicted": "ab"}]))
     with pytest.raises(ValueError, match="lengths differ"):
         FIGURES["examples"](inputs, tmp_path / "bad.png")
+
+
+def test_reference_has_the_memory_papers_table1():
+    t1 = load_reference("memory", "Table 1")
+    assert len(t1) == 10 * 2 * 3  # 10 models x (PTB, WikiText-2) x (dev, test, params)
+    values = t1.set_index(["dataset", "model", "metric"])["value"]
+    assert values["ptb_stream", "multipop_stack", "test_ppl"] == pytest.approx(63.5)
+    assert values["wikitext2", "attention_10", "test_ppl"] == pytest.approx(73.7)
+    assert values["wikitext2", "lstm_920", "params_total"] == 40_000_000
+    assert t1["source"].str.startswith("seed 002, Table 1").all()
