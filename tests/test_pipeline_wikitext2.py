@@ -12,6 +12,8 @@ import pytest
 import torch
 from pipeline_utils import base_config, fixture_mirror, run_snakemake
 
+from rnnrepro import config as cfg
+
 pytestmark = pytest.mark.slow
 MODELS = ("lstm", "attention_lstm", "attention_lstm_5")
 
@@ -51,8 +53,11 @@ def wt2_run(tmp_path_factory):
     config = wikitext2_config(str(mirror), str(sources))
     work = root / "work"
     work.mkdir()
-    run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json", SEARCH)
+    run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json", SEARCH, PTB_STREAM)
     return work, config
+
+
+PTB_STREAM = "results/data/ptb_stream/train.txt"
 
 
 SEARCH = "results/runs/second_order_lstm/wikitext2/searched/seed1/search.json"
@@ -148,6 +153,17 @@ def test_random_search_runs_each_trial_and_keeps_the_best(wt2_run):
     )
     assert record["val"] == chosen["val"] and record["test"] == chosen["test"]
     assert chosen["run"]["training"]["lr"] == best["settings"]["lr"]
+
+
+def test_ptb_as_a_stream(wt2_run):
+    work, _ = wt2_run
+    raw = (work / "results/downloads/ptb/train.txt").read_text().splitlines()
+    data = (work / PTB_STREAM).read_text().splitlines()
+    vocab = (work / "results/data/ptb_stream/vocab.txt").read_text().split()
+    assert [line.split() for line in data] == [line.split() for line in raw[:48]]  # smoke: 48
+    assert "<eos>" in vocab and "<unk>" in vocab
+    assert cfg.family("ptb_stream") == "ptb_stream"
+    assert cfg.task_kind("ptb_stream") == "stream"
 
 
 def test_rerun_does_nothing_and_a_finetune_change_reruns_only_that_stage(wt2_run):

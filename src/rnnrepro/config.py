@@ -12,6 +12,7 @@ Dataset families (``experiments.<name>.datasets``) expand to dataset names at th
 - ``ptb_lines_unigram``  -> ``ptb_lines_unigram_fold<k>`` for every fold k of the scale (seed 003)
 - ``ptb_lines_bigram``   -> ``ptb_lines_bigram_fold<k>``
 - ``wikitext2``          -> ``wikitext2`` (WikiText-2 v1 as one token stream; seed 000)
+- ``ptb_stream``         -> ``ptb_stream`` (Mikolov's word PTB as one token stream; seeds 002, 004)
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ DYCK_PREFIX = "dyck_m"
 _DATASET = re.compile(
     r"^(?:(?P<dyck>dyck)_m(?P<m>\d+)|(?P<cut>ptb_char_cut)(?P<cutoff>\d+)"
     r"|(?P<lines>ptb_lines_(?:unigram|bigram))_fold(?P<fold>\d+)|(?P<ptb>ptb_char|ptb_word)"
-    r"|(?P<stream>wikitext2))$"
+    r"|(?P<stream>wikitext2|ptb_stream))$"
 )
 # Text families: how a sentence becomes a training sequence, the reported metric, and the
 # vocabulary size (known before any data exists, so that parameter budgets resolve in the DAG).
@@ -41,7 +42,10 @@ TEXT_FAMILIES = {
     "ptb_lines_unigram": {"framing": "none", "metric": "bpc", "vocab_size": 27},
     "ptb_lines_bigram": {"framing": "none", "metric": "bpc", "vocab_size": 703},
     "wikitext2": {"framing": "stream", "metric": "ppl", "vocab_size": 33278},
+    "ptb_stream": {"framing": "stream", "metric": "ppl", "vocab_size": 10000},
 }
+# The downloaded corpus each stream family reads (results/downloads/<corpus>/{train,valid,test}).
+STREAM_CORPORA = {"wikitext2": "wikitext2", "ptb_stream": "ptb"}
 WIDTH_KEYS = ("hidden_size", "inner_size")
 # The one list of each: architectures are the model registry's names, families Dyck + text.
 ARCHITECTURES = architecture_names()

@@ -181,6 +181,15 @@ def ptb_raw_files(wildcards):
     }
 
 
+def stream_inputs(wildcards):
+    """The downloaded splits a stream dataset is read from (cfg.STREAM_CORPORA)."""
+    corpus = cfg.STREAM_CORPORA[wildcards.dataset]
+    return {
+        split: f"results/downloads/{corpus}/{split}.txt"
+        for split in ("train", "valid", "test")
+    }
+
+
 def text_line_options():
     """prepare_text options slicing the corpora at the selected scale."""
     text = cfg.text_settings(config)

@@ -91,12 +91,10 @@ rule ptb_text:
         " --out-dir $(dirname {output.train}) > {log} 2>&1"
 
 
-# WikiText-2 (seed 000): every line kept, read as one token stream by the training task.
+# WikiText-2 and PTB as streams: every line kept, read as one token stream by the training task.
 rule stream_text:
     input:
-        train="results/downloads/{dataset}/train.txt",
-        valid="results/downloads/{dataset}/valid.txt",
-        test="results/downloads/{dataset}/test.txt",
+        unpack(stream_inputs),
     output:
         train="results/data/{dataset}/train.txt",
         val="results/data/{dataset}/val.txt",
@@ -105,7 +103,7 @@ rule stream_text:
     log:
         "results/logs/data/{dataset}.log",
     wildcard_constraints:
-        dataset="wikitext2",
+        dataset="|".join(cfg.STREAM_CORPORA),
     conda:
         "../../envs/rnnrepro.yaml"
     params:
