@@ -180,6 +180,7 @@ class StreamTask(Task):
         if not run["training"].get("bptt"):
             raise ValueError("a stream dataset needs training.bptt (steps per BPTT window)")
         self.bptt = run["training"]["bptt"]
+        self.variable_bptt = run["training"].get("variable_bptt", False)
         self.eval_batch_size = run["training"].get("eval_batch_size", 10)
         self.vocab = text.read_vocab(vocab)
         index = {token: i for i, token in enumerate(self.vocab)}
@@ -207,7 +208,7 @@ class StreamTask(Task):
 
     def batches(self, epoch: int) -> Iterator:
         lengths = None
-        if self.run["training"].get("variable_bptt"):
+        if self.variable_bptt:
             lengths = variable_bptt_lengths(self.bptt, self.seed * 1000 + epoch)
         for inputs, targets in stream_batches(self.train, self.batch_size, self.bptt, lengths):
             yield inputs.to(self.device), targets.to(self.device)
@@ -223,7 +224,7 @@ class StreamTask(Task):
             )
             aux["losses"] = {**aux["losses"], "policy": policy}
         # a window of variable length scales the LR by its length (AWD-LSTM); 1 otherwise
-        scale = len(inputs) / self.bptt if self.run["training"].get("variable_bptt") else 1.0
+        scale = len(inputs) / self.bptt if self.variable_bptt else 1.0
         return BatchLoss(nll, count, aux, scale)
 
     def evaluate(self, model):

@@ -85,15 +85,16 @@ def run_files(name, runs):
     return files
 
 
+def without_trials(runs):
+    """One run per seed: a searched model's trials folded into the run they search for."""
+    return list(dict.fromkeys(replace(run, trial=None) for run in runs))
+
+
 def family_runs(experiment, families):
     """The runs of an experiment on datasets of the given families, one per seed (a searched
     model's trials count as one run)."""
-    return list(
-        dict.fromkeys(
-            replace(r, trial=None)
-            for r in cfg.runs(config, experiment)
-            if cfg.family(r.dataset) in families
-        )
+    return without_trials(
+        r for r in cfg.runs(config, experiment) if cfg.family(r.dataset) in families
     )
 
 
@@ -145,13 +146,7 @@ def train_options(wildcards, input):
 
 def searched_runs():
     """The runs (without their trial) of every model with a random search."""
-    return list(
-        dict.fromkeys(
-            replace(run, trial=None)
-            for run in cfg.runs(config)
-            if run.trial is not None
-        )
-    )
+    return without_trials(run for run in cfg.runs(config) if run.trial is not None)
 
 
 def trial_metrics(wildcards):

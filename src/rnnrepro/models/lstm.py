@@ -27,7 +27,7 @@ class LSTMBody(nn.Module):
         else:
             self.layers = nn.ModuleList([nn.LSTM(input_size, hidden_size, num_layers)])
 
-    def forward(self, x: Tensor, state=None, tokens: Tensor | None = None):  # noqa: ARG002
+    def forward(self, x: Tensor, state=None, tokens: Tensor | None = None):
         if len(self.layers) == 1:
             return self.layers[0](x, state)
         hs, cs = [], []

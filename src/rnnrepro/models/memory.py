@@ -146,7 +146,6 @@ class MultipopStack(_Stack):
         K = slots
         offsets = torch.arange(K).view(1, K) - torch.arange(K).view(K, 1)  # i - j
         self.register_buffer("offsets", offsets, persistent=False)
-        self.record = False  # keep the per-step action probabilities (Fig. 3 statistics)
 
     def action_probs(self, px: Tensor, stack: Tensor) -> tuple[Tensor, Tensor]:
         """(P(STAY_k), P(PUSH_k)), each [B, K + 1], for the input part px [B, 3]."""
@@ -200,14 +199,11 @@ class MultipopStack(_Stack):
     def forward(self, x: Tensor, hs: Tensor, state) -> tuple[Tensor, Tensor, dict]:
         stack = self.initial(hs) if state is None else state
         px = self.policy_x(x)
-        reads, probs = [], []
+        reads = []
         for t in range(hs.shape[0]):
-            stack, stay, push_ = self.step(px[t], stack, hs[t])
+            stack, _, _ = self.step(px[t], stack, hs[t])
             reads.append(stack[:, 0])
-            if self.record:
-                probs.append(torch.stack((stay, push_), -1).detach())  # [B, K + 1, 2]
-        aux = {"stack_probs": torch.stack(probs)} if probs else {}
-        return torch.stack(reads), stack, aux
+        return torch.stack(reads), stack, {}
 
 
 class CandidateDropoutLSTM(nn.LSTM):
@@ -221,7 +217,7 @@ class CandidateDropoutLSTM(nn.LSTM):
         self.candidate_dropout = candidate_dropout
         self.register_buffer("gate_index", fused_gate_index(hidden_size), persistent=False)
 
-    def forward(self, x: Tensor, state=None):  # noqa: D102 (nn.LSTM's)
+    def forward(self, x: Tensor, state=None):
         p = self.candidate_dropout
         if not self.training or p == 0:
             return super().forward(x, state)
@@ -239,15 +235,7 @@ class CandidateDropoutLSTM(nn.LSTM):
         return hs, (hs[-1].unsqueeze(0), c.unsqueeze(0))
 
 
-class NoMemory(nn.Module):
-    """The plain LSTM baselines: no memory, h̃_t = h_t."""
-
-    def __init__(self, input_size: int, hidden_size: int, slots: int):
-        super().__init__()
-
-
 MEMORIES = {
-    "none": NoMemory,
     "attention": AttentionMemory,
     "continuous_stack": ContinuousStack,
     "discrete_stack": DiscreteStack,
@@ -258,8 +246,8 @@ MEMORIES = {
 class MemoryLSTM(nn.Module):
     """Body: one LSTM layer and a memory; output h̃_t = W_hh h_t + W_hm m_t.
 
-    State: ((h, c) of the LSTM, the memory's state). Aux: the memory's (``action_log_prob`` of
-    the discrete stack, ``stack_probs`` when recording).
+    Memory "none" is the plain LSTM (h̃_t = h_t, the paper's baselines). State: ((h, c) of the
+    LSTM, the memory's state). Aux: the memory's (``action_log_prob`` of the discrete stack).
     """
 
     def __init__(
@@ -271,20 +259,20 @@ class MemoryLSTM(nn.Module):
         candidate_dropout: float = 0.0,
     ):
         super().__init__()
-        if memory not in MEMORIES:
-            raise ValueError(f"memory must be one of {', '.join(MEMORIES)}, not {memory!r}")
+        if memory != "none" and memory not in MEMORIES:
+            known = ", ".join(["none", *MEMORIES])
+            raise ValueError(f"memory must be one of {known}, not {memory!r}")
         self.hidden_size = hidden_size
         self.lstm = CandidateDropoutLSTM(input_size, hidden_size, candidate_dropout)
-        self.memory = MEMORIES[memory](input_size, hidden_size, slots)
-        self.plain = memory == "none"
-        if not self.plain:
+        self.memory = None if memory == "none" else MEMORIES[memory](input_size, hidden_size, slots)
+        if self.memory is not None:
             self.from_h = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hh
             self.from_m = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hm
 
     def forward(self, x: Tensor, state=None, tokens: Tensor | None = None):
         lstm_state, memory_state = (None, None) if state is None else state
         hs, lstm_state = self.lstm(x, lstm_state)
-        if self.plain:
+        if self.memory is None:
             return hs, (lstm_state, None), {}
         reads, memory_state, aux = self.memory(x, hs, memory_state)
         return self.from_h(hs) + self.from_m(reads), (lstm_state, memory_state), aux
