@@ -1,5 +1,5 @@
 # Reproduction pipeline for recurrent LM papers with input-dependent transitions.
-# Targets: all (default), dyck, wikitext2, multi_matrix, general_second_order. See README.md.
+# Targets: all (default), dyck, wikitext2, multi_matrix, general_second_order, memory. See README.md.
 
 from snakemake.utils import min_version
 
@@ -37,6 +37,11 @@ rule multi_matrix:
 rule general_second_order:
     input:
         general_second_order_targets(),
+
+
+rule memory:
+    input:
+        memory_targets(),
 
 
 include: "workflow/rules/data.smk"

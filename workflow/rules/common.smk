@@ -249,6 +249,7 @@ ATTENTION_MODELS = [
     for name in config["experiments"].get("second_order_lstm", {}).get("models", {})
     if cfg.architecture(config, "second_order_lstm", name) == "attention_lstm"
 ]
+MEMORY_RUNS = family_runs("memory", ["ptb_stream", "wikitext2"])
 SYNEVAL_PAIRS = cfg.text_settings(config)["syneval_pairs"]
 
 # figure name -> (make_figure.py kind, per-run input file, runs it reads, track of its notes)
@@ -355,12 +356,18 @@ def general_second_order_targets():
     ]
 
 
+def memory_targets():
+    """Seed 002: Table 1 (perplexity after the random search)."""
+    return ["results/tables/memory_table1.md"]
+
+
 def all_targets():
     targets = (
         dyck_targets()
         + wikitext2_targets()
         + multi_matrix_targets()
         + general_second_order_targets()
+        + memory_targets()
         + stage_files("metrics.json")
         + [f"results/runs/{run.path}/search.json" for run in searched_runs()]
     )

@@ -167,6 +167,13 @@ TEXT_TABLES = {
         SECOND_ORDER_LSTM_WIKITEXT2,
         "second_order_lstm Table 2 (WikiText-2): paper vs reproduction",
     ),
+    "memory_table1": (
+        "memory",
+        "'Table 1'",
+        "ptb_stream wikitext2",
+        MEMORY_RUNS,
+        "memory Table 1 (PTB and WikiText-2 perplexity): paper vs reproduction",
+    ),
     "general_second_order_table1": (
         "general_second_order",
         "'Table 1' 'Section 4.1'",

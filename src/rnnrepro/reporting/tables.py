@@ -126,6 +126,46 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def search_summary(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """One row per searched run (its ``search.json``): trials run, the chosen trial, its sampled
+    settings and validation perplexity; empty when no run was searched."""
+    rows = []
+    for path in paths:
+        m = json.loads(Path(path).read_text())
+        if "search" not in m:
+            continue
+        search = m["search"]
+        chosen = next(t for t in search["every_trial"] if t["trial"] == search["chosen"])
+        rows.append(
+            {
+                "dataset": m["dataset"],
+                "model": m["model"],
+                "seed": m["seed"],
+                "trials": search["trials"],
+                "diverged": sum(t["diverged"] for t in search["every_trial"]),
+                "chosen": search["chosen"],
+                **chosen["settings"],
+                "val_ppl": chosen["val_ppl"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def search_lines(summary: pd.DataFrame) -> list[str]:
+    """Markdown section on the random search behind the table (none without a search)."""
+    if summary.empty:
+        return []
+    return [
+        "",
+        "## Random search",
+        "",
+        "Each searched run is its chosen trial: the lowest validation loss of `trials` trials "
+        "(`diverged` of them ended at a NaN/inf loss); the sampled settings of the chosen one:",
+        "",
+        *markdown_lines(summary),
+    ]
+
+
 def read_floors(paths: Iterable[str | Path]) -> dict[str, dict[str, float]]:
     """Generator floors keyed by dataset, from ``results/data/{dataset}/floor.json`` files."""
     return {Path(p).parent.name: json.loads(Path(p).read_text()) for p in paths}
@@ -293,11 +333,13 @@ def write_table(
     title: str,
     notes: Iterable[str],
     title_notes: Iterable[str] = (),
+    sections: Iterable[str] = (),
 ) -> None:
     """Write the table as CSV and as Markdown with a header explaining columns and tolerances.
 
     ``title_notes`` are shown right under the title as a quote block (e.g. the scale's
-    reductions: "cpu scale: 1 fold, 3 epochs, hidden sizes ×0.25"); ``notes`` follow the legend.
+    reductions: "cpu scale: 1 fold, 3 epochs, hidden sizes ×0.25"); ``notes`` follow the legend;
+    ``sections`` (Markdown lines) follow the table.
     """
     df.to_csv(csv_path, index=False)
     lines = [f"# {title}", ""]
@@ -316,4 +358,5 @@ def write_table(
     counts = df["verdict"].value_counts()
     lines += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()), ""]
     lines += markdown_lines(df.drop(columns=["mean", "std"]))
+    lines += list(sections)
     Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")

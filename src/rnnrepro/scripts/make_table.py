@@ -22,6 +22,8 @@ from rnnrepro.reporting.tables import (
     describe_scales,
     describe_tolerances,
     read_floors,
+    search_lines,
+    search_summary,
     tolerances_in_use,
     write_table,
 )
@@ -89,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         title,
         notes,
         title_notes=[*args.note, describe_scales(runs)],
+        sections=search_lines(search_summary(args.metrics)),
     )
     for _, row in table[table["verdict"] == "below floor"].iterrows():
         print(
