@@ -145,6 +145,7 @@ def text_settings(config: dict) -> dict:
         "folds": text.get("folds", list(range(1, config["text"]["folds"] + 1))),
         "width": text.get("width", 1.0),
         "syneval_pairs": text.get("syneval_pairs"),
+        "agreement_items": text.get("agreement_items"),
     }
 
 
@@ -200,6 +201,21 @@ def check(config: dict) -> None:
                     f"config key 'experiments.{exp_name}.datasets': unknown dataset family "
                     f"{fam!r}; known: {', '.join(FAMILIES)}"
                 )
+        agreement = experiment.get("agreement")
+        if agreement:
+            key = f"experiments.{exp_name}.agreement"
+            if agreement["corpus"] not in experiment["datasets"]:
+                raise ConfigError(
+                    f"config key '{key}.corpus': {agreement['corpus']!r} is not a dataset of "
+                    f"experiment {exp_name!r} ({', '.join(experiment['datasets'])})"
+                )
+            for name in agreement["models"]:
+                model = experiment["models"].get(name)
+                if model is None or agreement["corpus"] not in _model_families(experiment, model):
+                    raise ConfigError(
+                        f"config key '{key}.models': {name!r} is no model of experiment "
+                        f"{exp_name!r} trained on {agreement['corpus']!r}"
+                    )
         for model_name, model in experiment["models"].items():
             key = f"experiments.{exp_name}.models.{model_name}"
             arch = model.get("architecture", model_name)
@@ -432,6 +448,10 @@ def scale_notes(config: dict, track: str = "text") -> list[str]:
         if text["syneval_pairs"]:
             notes.append(
                 f"syntactic evaluation on the first {text['syneval_pairs']} pairs of each template;"
+            )
+        if text["agreement_items"]:
+            notes.append(
+                f"number agreement on the first {text['agreement_items']} items of each file;"
             )
     notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
     return notes

@@ -73,16 +73,13 @@ def searched(run):
 
 def run_files(name, runs):
     """Paths of one per-run file for the given runs. A searched run's metrics.json is its
-    search.json (the chosen trial's metrics); it has no other per-run files (the per-run
-    analyses, such as the syntactic evaluation, are not run for searched models)."""
-    files = []
-    for run in runs:
-        if run.trial is None and searched(run):
-            if name == "metrics.json":
-                files.append(f"results/runs/{run.path}/search.json")
-            continue
-        files.append(f"results/runs/{run.path}/{name}")
-    return files
+    search.json (the chosen trial's metrics); its other files are analyses of the chosen trial
+    in the run's own directory, made by rules that read ``scored_model``."""
+    return [
+        f"results/runs/{run.path}/"
+        + ("search.json" if name == "metrics.json" and run.trial is None and searched(run) else name)
+        for run in runs
+    ]
 
 
 def without_trials(runs):
@@ -156,6 +153,32 @@ def trial_metrics(wildcards):
         f"results/runs/{replace(run, trial=k).path}/metrics.json"
         for k in cfg.search_trials(config, run.experiment, run.model)
     ]
+
+
+def scored_model(wildcards):
+    """The model file(s) an analysis of a run reads: its model.pt, or for a searched run its
+    search.json and every trial's model.pt (the script loads the chosen one)."""
+    run = run_of(wildcards)
+    if not searched(run):
+        return {"model": f"results/runs/{run.path}/model.pt"}
+    return {
+        "search": f"results/runs/{run.path}/search.json",
+        "trial_models": [
+            f"results/runs/{replace(run, trial=k).path}/model.pt"
+            for k in cfg.search_trials(config, run.experiment, run.model)
+        ],
+    }
+
+
+def scored_model_options(wildcards, input):
+    """Options naming scored_model's files: --model, or --search, --trials and --trial-models."""
+    if "model" in input.keys():
+        return f"--model {input.model}"
+    run = run_of(wildcards)
+    trials = " ".join(map(str, cfg.search_trials(config, run.experiment, run.model)))
+    return (
+        f"--search {input.search} --trials {trials} --trial-models {input.trial_models}"
+    )
 
 
 def stage_files(name):
@@ -250,6 +273,13 @@ ATTENTION_MODELS = [
     if cfg.architecture(config, "second_order_lstm", name) == "attention_lstm"
 ]
 MEMORY_RUNS = family_runs("memory", ["ptb_stream", "wikitext2"])
+AGREEMENT = config["experiments"].get("memory", {}).get("agreement")
+AGREEMENT_RUNS = [
+    r
+    for r in MEMORY_RUNS
+    if AGREEMENT and r.dataset == AGREEMENT["corpus"] and r.model in AGREEMENT["models"]
+]
+LINZEN_NUMPRED = [f"results/downloads/linzen/numpred.test.{k}" for k in range(1, 6)]
 SYNEVAL_PAIRS = cfg.text_settings(config)["syneval_pairs"]
 
 # figure name -> (make_figure.py kind, per-run input file, runs it reads, track of its notes)
@@ -357,8 +387,16 @@ def general_second_order_targets():
 
 
 def memory_targets():
-    """Seed 002: Table 1 (perplexity after the random search)."""
-    return ["results/tables/memory_table1.md"]
+    """Seed 002: Table 1 (perplexity after the random search); with ``agreement`` configured,
+    Table 2, Figure 2 and Table 3 (Linzen agreement)."""
+    targets = ["results/tables/memory_table1.md"]
+    if AGREEMENT:
+        targets += [
+            "results/tables/memory_table2.md",
+            "results/figures/memory_fig2_venn.png",
+            "results/tables/memory_table3.md",
+        ]
+    return targets
 
 
 def all_targets():

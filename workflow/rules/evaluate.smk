@@ -91,6 +91,37 @@ rule evaluate_syneval:
         " > {log} 2>&1"
 
 
+# Seed 002 Table 2: Linzen's agreement items scored by a language model (its chosen trial).
+rule evaluate_agreement:
+    input:
+        unpack(scored_model),
+        numpred=LINZEN_NUMPRED,
+        text="results/downloads/linzen/subj_agr_filtered.text",
+        gold="results/downloads/linzen/subj_agr_filtered.gold",
+    output:
+        scored=f"{RUNS}/agreement_items.csv",
+        summary=f"{RUNS}/agreement.json",
+    log:
+        "results/logs/agreement/{experiment}/{dataset}/{model}/seed{seed}.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        model=scored_model_options,
+        max_items=(
+            f"--max-items {cfg.text_settings(config)['agreement_items']}"
+            if cfg.text_settings(config)["agreement_items"]
+            else ""
+        ),
+        scale=config["scale"],
+        device=config["device"],
+        code=run_code("evaluate_agreement"),
+    shell:
+        "python -m rnnrepro.scripts.evaluate_agreement {params.model} --numpred {input.numpred}"
+        " --filtered-text {input.text} --filtered-gold {input.gold} {params.max_items}"
+        " --scale {params.scale} --device {params.device} --out-items {output.scored}"
+        " --out-summary {output.summary} > {log} 2>&1"
+
+
 # Seed 003 Figs. 2-3: test loss by character position in a word, and prediction examples.
 rule analyse_positions:
     input:

@@ -270,3 +270,46 @@ for figure, (kind, figure_inputs) in GENERAL_SECOND_ORDER_FIGURES.items():
         shell:
             "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
             " {params.notes} > {log} 2>&1"
+
+
+# Seed 002 Table 2, Figure 2 and Table 3: Linzen agreement of the three configured models.
+rule report_memory_agreement:
+    input:
+        summaries=run_files("agreement.json", AGREEMENT_RUNS),
+        scored=run_files("agreement_items.csv", AGREEMENT_RUNS),
+    output:
+        csv="results/tables/memory_table2.csv",
+        md=report(
+            "results/tables/memory_table2.md",
+            caption="../report/table_memory_table2.rst",
+            category="memory",
+        ),
+        venn=report(
+            "results/figures/memory_fig2_venn.png",
+            caption="../report/memory_fig2_venn.rst",
+            category="memory",
+        ),
+        venn_csv="results/figures/memory_fig2_venn.csv",
+        examples=report(
+            "results/tables/memory_table3.md",
+            caption="../report/table_memory_table3.rst",
+            category="memory",
+        ),
+    log:
+        "results/logs/tables/memory_agreement.log",
+    localrule: True
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        models=" ".join(AGREEMENT["models"]) if AGREEMENT else "",
+        tolerance=config["reporting"],
+        scale=config["scale"],
+        notes=scale_note_options("text"),
+        code=script_code("make_agreement_report"),
+    shell:
+        "python -m rnnrepro.scripts.make_agreement_report --models {params.models}"
+        " --summaries {input.summaries} --items {input.scored} --scale {params.scale}"
+        " --accuracy-tolerance {params.tolerance[accuracy_tolerance]}"
+        " --ppl-tolerance {params.tolerance[ppl_tolerance]} {params.notes}"
+        " --out-table-csv {output.csv} --out-table-md {output.md} --out-venn {output.venn}"
+        " --out-venn-csv {output.venn_csv} --out-examples {output.examples} > {log} 2>&1"

@@ -1,0 +1,137 @@
+"""Score Linzen's number-agreement items with a trained word-level LM (seed 002 Table 2).
+
+Example:
+    python -m rnnrepro.scripts.evaluate_agreement --model model.pt \\
+        --numpred numpred.test.1 ... numpred.test.5 \\
+        --filtered-text subj_agr_filtered.text --filtered-gold subj_agr_filtered.gold \\
+        --scale paper --out-items items.csv --out-summary agreement.json
+
+A searched run passes its trials instead of ``--model``: ``--search search.json --trials 1 2
+--trial-models t1/model.pt t2/model.pt`` (trial numbers from the config, in the same order);
+the chosen trial's model is scored.
+
+Table 2's cells: 0 attractors and the overall accuracy from ``subj_agr_filtered`` (the verb is
+known), 1-5 attractors from ``numpred.test.N`` (homogeneous intervention; verb-class scoring),
+perplexity on the ``subj_agr_filtered`` sentences (rnnrepro.evaluation.agreement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from rnnrepro.devices import select_device
+from rnnrepro.evaluation import run_identity
+from rnnrepro.evaluation.agreement import (
+    read_filtered,
+    read_numpred,
+    score_items,
+    sentence_perplexity,
+    verb_pairs,
+)
+from rnnrepro.fileio import atomic_open
+from rnnrepro.models import load_model
+
+
+def chosen_model(args: argparse.Namespace) -> str:
+    """The model file to score: ``--model``, or the trial ``--search`` chose."""
+    if args.model:
+        return args.model
+    if not (args.search and args.trials and args.trial_models):
+        raise SystemExit("give --model, or --search with --trials and --trial-models")
+    if len(args.trials) != len(args.trial_models):
+        raise SystemExit("--trials and --trial-models must have the same length")
+    chosen = json.loads(Path(args.search).read_text())["search"]["chosen"]
+    if chosen not in args.trials:
+        raise SystemExit(f"{args.search} chose trial {chosen}, which is not among --trials")
+    return args.trial_models[args.trials.index(chosen)]
+
+
+def accuracy(df: pd.DataFrame) -> dict:
+    """Accuracy, items scored and items skipped (a verb form outside the vocabulary)."""
+    scored = df[~df["skipped"]]
+    return {
+        "accuracy": float(scored["correct"].mean()) if len(scored) else None,
+        "items": int(len(scored)),
+        "skipped": int(df["skipped"].sum()),
+    }
+
+
+def summarise(items: pd.DataFrame, filtered_name: str) -> dict:
+    """Table 2's cells (``acc_attr0`` ... ``acc_attr5``, ``acc_overall``) with their sources."""
+    filtered = items[items["source"] == filtered_name]
+    numpred = items[items["source"] != filtered_name]
+    cells = {
+        "acc_attr0": {**accuracy(filtered[filtered["attractors"] == 0]), "source": filtered_name}
+    }
+    for k, group in numpred.groupby("attractors"):
+        cells[f"acc_attr{k}"] = {**accuracy(group), "source": group["source"].iloc[0]}
+    cells["acc_overall"] = {**accuracy(filtered), "source": filtered_name}
+    by_attractors = {int(k): accuracy(group) for k, group in filtered.groupby("attractors")}
+    return {"cells": cells, "filtered_by_attractors": by_attractors}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="model.pt of a word-level stream LM")
+    parser.add_argument("--search", help="search.json of a searched run")
+    parser.add_argument("--trials", nargs="*", type=int, help="the search's trial numbers")
+    parser.add_argument("--trial-models", nargs="*", help="model.pt of each trial, same order")
+    parser.add_argument("--numpred", nargs="+", required=True, help="numpred.test.N files")
+    parser.add_argument("--filtered-text", required=True, help="subj_agr_filtered.text")
+    parser.add_argument("--filtered-gold", required=True, help="subj_agr_filtered.gold")
+    parser.add_argument("--max-items", type=int, help="first N items of each file only")
+    parser.add_argument("--batch-size", type=int, default=256, help="prefixes per batch")
+    parser.add_argument("--scale", required=True, help="the config scale, for the record")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--out-items", required=True, help="CSV: one row per item")
+    parser.add_argument("--out-summary", required=True, help="JSON: Table 2's cells")
+    args = parser.parse_args(argv)
+
+    model_path = chosen_model(args)
+    device = select_device(args.device)
+    model, record = load_model(model_path)
+    model.to(device)
+    vocab = record["vocab"]
+    filtered, sentences = read_filtered(args.filtered_text, args.filtered_gold)
+    if args.max_items is not None:
+        filtered, sentences = filtered[: args.max_items], sentences[: args.max_items]
+    items = list(filtered)
+    for path in args.numpred:
+        match = re.search(r"\.(\d+)$", Path(path).name)
+        if not match:
+            raise SystemExit(f"{path}: expected a numpred.test.N file (N attractors)")
+        items += read_numpred(path, int(match[1]), args.max_items)
+    pairs = verb_pairs(filtered, vocab)
+    print(f"{len(items)} items; {len(pairs)} verb pairs in the vocabulary", flush=True)
+    with tqdm(total=len(items), desc="items", unit="item", mininterval=10) as bar:
+        records = score_items(model, items, vocab, pairs, args.batch_size, device, bar.update)
+    identity = run_identity(model_path, record)
+    table = pd.DataFrame(records).assign(**identity, scale=args.scale)
+    summary = {
+        **identity,
+        "scale": args.scale,
+        "lm_corpus": identity["dataset"],
+        "verb_pairs": len(pairs),
+        **summarise(table, Path(args.filtered_text).name),
+        "perplexity": sentence_perplexity(model, sentences, vocab, device=device),
+    }
+    with atomic_open(args.out_items, "w", newline="") as f:
+        table.to_csv(f, index=False)
+    with atomic_open(args.out_summary, "w") as f:
+        f.write(json.dumps(summary, indent=2) + "\n")
+    for name, cell in summary["cells"].items():
+        acc = "n/a" if cell["accuracy"] is None else f"{cell['accuracy']:.4f}"
+        print(
+            f"{name:12} {acc} ({cell['items']} items, {cell['skipped']} skipped; {cell['source']})"
+        )
+    print(f"perplexity {summary['perplexity']['ppl']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

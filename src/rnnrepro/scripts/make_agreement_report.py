@@ -1,0 +1,99 @@
+"""Seed 002's Linzen agreement report: Table 2, the Figure 2 Venn diagram and Table 3.
+
+Example:
+    python -m rnnrepro.scripts.make_agreement_report --models lstm_920 attention_10 \\
+        multipop_stack --summaries */agreement.json --items */agreement_items.csv \\
+        --scale paper --out-table-csv t2.csv --out-table-md t2.md --out-venn fig2.png \\
+        --out-venn-csv fig2.csv --out-examples t3.md
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from rnnrepro.fileio import atomic_open
+from rnnrepro.reporting import agreement
+from rnnrepro.reporting.reference import load_reference
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs=3, required=True, help="the three models, in order")
+    parser.add_argument("--summaries", nargs="+", required=True, help="agreement.json files")
+    parser.add_argument("--items", nargs="+", required=True, help="agreement_items.csv files")
+    parser.add_argument("--accuracy-tolerance", type=float, default=0.05, help="absolute")
+    parser.add_argument("--ppl-tolerance", type=float, default=0.01, help="relative")
+    parser.add_argument("--scale", default="paper")
+    parser.add_argument("--note", action="append", default=[], help="a line under each title")
+    parser.add_argument("--out-table-csv", required=True)
+    parser.add_argument("--out-table-md", required=True)
+    parser.add_argument("--out-venn", required=True)
+    parser.add_argument("--out-venn-csv", required=True)
+    parser.add_argument("--out-examples", required=True)
+    args = parser.parse_args(argv)
+
+    summaries = agreement.read_summaries(args.summaries)
+    corpora = sorted({s["lm_corpus"] for s in summaries})
+    trained = (
+        f"LMs trained on {'/'.join(corpora)}: Linzen's training split is not available "
+        "(docs/data.md), so this is not the paper's setting"
+        if corpora != ["linzen"]
+        else "LMs trained on Linzen's training split"
+    )
+    notes = [trained, *args.note]
+
+    reference = load_reference("memory", "Table 2")
+    table = agreement.table2(
+        summaries, reference, args.accuracy_tolerance, args.ppl_tolerance, args.scale
+    )
+    table.to_csv(args.out_table_csv, index=False)
+    body = [
+        "Accuracy = share of items where the subject's verb number is the more probable; "
+        "0 attractors and Acc. on subj_agr_filtered (the verb's two forms), 1-5 attractors on "
+        "numpred.test.N (homogeneous intervention; singular vs plural mass of the verb pairs, "
+        "since those files do not give the verb); perplexity on the subj_agr_filtered "
+        f"sentences. Tolerances: accuracy {args.accuracy_tolerance:g} (absolute), "
+        f"perplexity {args.ppl_tolerance:g} (relative). Sources of the paper's numbers: "
+        "paper_numbers.csv; methods: docs/methods.md.",
+        "",
+        *agreement.table_lines(table),
+    ]
+    agreement.write_markdown(
+        args.out_table_md,
+        f"memory Table 2 (Linzen number agreement; {trained}): paper vs reproduction",
+        notes,
+        body,
+    )
+
+    items = pd.concat([pd.read_csv(p) for p in args.items], ignore_index=True)
+    wrong = agreement.mistakes(items, args.models)
+    counts = agreement.venn_counts(wrong, args.models)
+    paper = load_reference("memory", "Figure 2").set_index("metric")["value"]
+    venn = pd.DataFrame(
+        {
+            "region": list(counts),
+            "mistakes": list(counts.values()),
+            "paper": [paper.get(f"venn:{r}") for r in counts],
+        }
+    )
+    with atomic_open(args.out_venn_csv, "w", newline="") as f:
+        venn.to_csv(f, index=False)
+    agreement.venn_figure(counts, args.models, len(wrong), args.out_venn, notes)
+    agreement.write_markdown(
+        args.out_examples,
+        f"memory Table 3 (examples of mistakes; {trained})",
+        notes,
+        [
+            f"The first item (by file and line) of each pattern over {len(wrong):,} items "
+            "scored by all three models (✗ wrong, ✓ right; first seed).",
+            "",
+            *agreement.example_lines(wrong, args.models),
+        ],
+    )
+    print(venn.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
