@@ -77,7 +77,11 @@ def run_files(name, runs):
     in the run's own directory, made by rules that read ``scored_model``."""
     return [
         f"results/runs/{run.path}/"
-        + ("search.json" if name == "metrics.json" and run.trial is None and searched(run) else name)
+        + (
+            "search.json"
+            if name == "metrics.json" and run.trial is None and searched(run)
+            else name
+        )
         for run in runs
     ]
 
