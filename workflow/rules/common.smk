@@ -283,6 +283,15 @@ AGREEMENT_RUNS = [
     for r in MEMORY_RUNS
     if AGREEMENT and r.dataset == AGREEMENT["corpus"] and r.model in AGREEMENT["models"]
 ]
+# seed 002 Fig. 3: the multipop stack's actions on the WikiText-2 test stream (first seed)
+STACK_RUNS = [
+    r
+    for r in MEMORY_RUNS
+    if r.dataset == "wikitext2"
+    and r.seed == cfg.seeds(config, "memory")[0]
+    and cfg.run_config(config, r.experiment, r.dataset, r.model)["hparams"].get("memory")
+    == "multipop_stack"
+]
 LINZEN_NUMPRED = [f"results/downloads/linzen/numpred.test.{k}" for k in range(1, 6)]
 SYNEVAL_PAIRS = cfg.text_settings(config)["syneval_pairs"]
 
@@ -391,9 +400,12 @@ def general_second_order_targets():
 
 
 def memory_targets():
-    """Seed 002: Table 1 (perplexity after the random search); with ``agreement`` configured,
-    Table 2, Figure 2 and Table 3 (Linzen agreement)."""
+    """Seed 002: Table 1 (perplexity after the random search), Figure 3 (stack actions) with a
+    multipop model on WikiText-2 and, with ``agreement`` configured, Table 2, Figure 2 and
+    Table 3 (Linzen agreement)."""
     targets = ["results/tables/memory_table1.md"]
+    if STACK_RUNS:
+        targets.append("results/figures/memory_fig3_stack_actions.png")
     if AGREEMENT:
         targets += [
             "results/tables/memory_table2.md",

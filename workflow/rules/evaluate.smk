@@ -122,6 +122,28 @@ rule evaluate_agreement:
         " --out-summary {output.summary} > {log} 2>&1"
 
 
+# Seed 002 Fig. 3: the multipop stack's action probabilities on the test stream.
+rule analyse_stack:
+    input:
+        unpack(scored_model),
+        test="results/data/{dataset}/test.txt",
+    output:
+        states=f"{RUNS}/stack_states.csv",
+        max_prob=f"{RUNS}/stack_max_prob.csv",
+    log:
+        "results/logs/analyse/{experiment}/{dataset}/{model}/seed{seed}.stack.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        model=scored_model_options,
+        scale=config["scale"],
+        code=run_code("analyse_stack"),
+    shell:
+        "python -m rnnrepro.scripts.analyse_stack {params.model} --test {input.test}"
+        " --scale {params.scale} --out-states {output.states}"
+        " --out-max-prob {output.max_prob} > {log} 2>&1"
+
+
 # Seed 003 Figs. 2-3: test loss by character position in a word, and prediction examples.
 rule analyse_positions:
     input:

@@ -313,3 +313,26 @@ rule report_memory_agreement:
         " --ppl-tolerance {params.tolerance[ppl_tolerance]} {params.notes}"
         " --out-table-csv {output.csv} --out-table-md {output.md} --out-venn {output.venn}"
         " --out-venn-csv {output.venn_csv} --out-examples {output.examples} > {log} 2>&1"
+
+
+rule figure_memory_fig3_stack_actions:
+    input:
+        run_files("stack_states.csv", STACK_RUNS),
+        run_files("stack_max_prob.csv", STACK_RUNS),
+    output:
+        report(
+            "results/figures/memory_fig3_stack_actions.png",
+            caption="../report/memory_fig3_stack_actions.rst",
+            category="memory",
+        ),
+    log:
+        "results/logs/figures/memory_fig3_stack_actions.log",
+    localrule: True
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        notes=scale_note_options("text"),
+        code=script_code("make_figure"),
+    shell:
+        "python -m rnnrepro.scripts.make_figure stack_actions --inputs {input} --out {output}"
+        " {params.notes} > {log} 2>&1"

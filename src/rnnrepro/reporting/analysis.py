@@ -81,3 +81,54 @@ def attention_heatmap(
         for s in range(weights.shape[1])
     ]
     return pd.DataFrame(rows, columns=["position", "token", "cell", "weight"])
+
+
+@torch.no_grad()
+def stack_actions(
+    model, ids: Sequence[int] | torch.Tensor, batch_size: int, bptt: int, bins: int = 20
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Seed 002 Fig. 3: the multipop stack's 2(K + 1) action probabilities at every step of a
+    token stream (``batch_size`` columns, BPTT windows, state carried, evaluation mode).
+
+    Returns (per state STAY_k / PUSH_k: how often it is the most probable, and its mean
+    probability; histogram of the maximum action probability over ``bins`` equal bins of
+    [0, 1])."""
+    from rnnrepro.data.batching import stream_batches
+    from rnnrepro.models.memory import MultipopStack
+
+    body = model.body
+    if not isinstance(body.memory, MultipopStack):
+        raise ValueError("the model has no multipop stack")
+    stack_module, K = body.memory, body.memory.slots
+    wins = torch.zeros(2 * (K + 1), dtype=torch.long)
+    total = torch.zeros(2 * (K + 1), dtype=torch.float64)
+    maxima = []
+    lstm_state, stack = None, None
+    model.eval()
+    for inputs, _ in stream_batches(ids, batch_size, bptt):
+        x = model.embed(inputs)
+        hs, lstm_state = body.lstm(x, lstm_state)
+        if stack is None:
+            stack = stack_module.initial(hs)
+        px = stack_module.policy_x(x)
+        for t in range(hs.shape[0]):
+            stack, stay, push = stack_module.step(px[t], stack, hs[t])
+            probs = torch.stack((stay, push), -1).flatten(1)  # [B, 2(K+1)]: STAY_0, PUSH_0, ...
+            best, which = probs.max(-1)
+            wins += torch.bincount(which, minlength=2 * (K + 1))
+            total += probs.double().sum(0)
+            maxima.append(best)
+    maxima = torch.cat(maxima).numpy()
+    steps = len(maxima)
+    states = pd.DataFrame(
+        {
+            "state": [f"{a}_{k}" for k in range(K + 1) for a in ("STAY", "PUSH")],
+            "pops": [k for k in range(K + 1) for _ in range(2)],
+            "action": ["STAY", "PUSH"] * (K + 1),
+            "argmax_count": wins.numpy(),
+            "mean_probability": (total / steps).numpy(),
+        }
+    )
+    counts, edges = np.histogram(maxima, bins=bins, range=(0.0, 1.0))
+    histogram = pd.DataFrame({"low": edges[:-1], "high": edges[1:], "steps": counts})
+    return states, histogram

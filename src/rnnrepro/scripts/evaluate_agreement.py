@@ -34,22 +34,9 @@ from rnnrepro.evaluation.agreement import (
     sentence_perplexity,
     verb_pairs,
 )
+from rnnrepro.evaluation.scored_model import add_scored_model_arguments, scored_model_path
 from rnnrepro.fileio import atomic_open
 from rnnrepro.models import load_model
-
-
-def chosen_model(args: argparse.Namespace) -> str:
-    """The model file to score: ``--model``, or the trial ``--search`` chose."""
-    if args.model:
-        return args.model
-    if not (args.search and args.trials and args.trial_models):
-        raise SystemExit("give --model, or --search with --trials and --trial-models")
-    if len(args.trials) != len(args.trial_models):
-        raise SystemExit("--trials and --trial-models must have the same length")
-    chosen = json.loads(Path(args.search).read_text())["search"]["chosen"]
-    if chosen not in args.trials:
-        raise SystemExit(f"{args.search} chose trial {chosen}, which is not among --trials")
-    return args.trial_models[args.trials.index(chosen)]
 
 
 def accuracy(df: pd.DataFrame) -> dict:
@@ -78,10 +65,7 @@ def summarise(items: pd.DataFrame, filtered_name: str) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help="model.pt of a word-level stream LM")
-    parser.add_argument("--search", help="search.json of a searched run")
-    parser.add_argument("--trials", nargs="*", type=int, help="the search's trial numbers")
-    parser.add_argument("--trial-models", nargs="*", help="model.pt of each trial, same order")
+    add_scored_model_arguments(parser)
     parser.add_argument("--numpred", nargs="+", required=True, help="numpred.test.N files")
     parser.add_argument("--filtered-text", required=True, help="subj_agr_filtered.text")
     parser.add_argument("--filtered-gold", required=True, help="subj_agr_filtered.gold")
@@ -93,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-summary", required=True, help="JSON: Table 2's cells")
     args = parser.parse_args(argv)
 
-    model_path = chosen_model(args)
+    model_path = scored_model_path(args)
     device = select_device(args.device)
     model, record = load_model(model_path)
     model.to(device)
