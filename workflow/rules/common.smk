@@ -289,7 +289,9 @@ STACK_RUNS = [
     for r in MEMORY_RUNS
     if r.dataset == "wikitext2"
     and r.seed == cfg.seeds(config, "memory")[0]
-    and cfg.run_config(config, r.experiment, r.dataset, r.model)["hparams"].get("memory")
+    and cfg.run_config(config, r.experiment, r.dataset, r.model)["hparams"].get(
+        "memory"
+    )
     == "multipop_stack"
 ]
 LINZEN_NUMPRED = [f"results/downloads/linzen/numpred.test.{k}" for k in range(1, 6)]
