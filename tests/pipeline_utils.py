@@ -73,9 +73,11 @@ FIXTURE_WORDS = [
 ]
 
 
-def fixture_mirror(root: Path) -> tuple[Path, Path]:
-    """Fixture corpora under root/mirror and their registry overrides in root/sources.yaml."""
-    (root / "sources.yaml").write_text(yaml.safe_dump(write_fixture_corpora(root / "mirror")))
+def fixture_mirror(root: Path, extra_words: tuple[str, ...] = ()) -> tuple[Path, Path]:
+    """Fixture corpora under root/mirror and their registry overrides in root/sources.yaml
+    (``extra_words`` join the first training sentence, so that they are in every vocabulary)."""
+    sources = write_fixture_corpora(root / "mirror", extra_words=extra_words)
+    (root / "sources.yaml").write_text(yaml.safe_dump(sources))
     return root / "mirror", root / "sources.yaml"
 
 
@@ -90,7 +92,9 @@ def signal_once_exists(proc, path: Path, signum: int, timeout: float = 60) -> in
     return proc.wait()
 
 
-def write_fixture_corpora(directory: Path, lines: int = 90, eval_lines: int = 24) -> dict:
+def write_fixture_corpora(
+    directory: Path, lines: int = 90, eval_lines: int = 24, extra_words: tuple[str, ...] = ()
+) -> dict:
     """A small mirror laid out like shared/data (PTB word and char files in their formats).
 
     Returns a ``data_sources`` override: corpus -> file name -> {sha256, mirror_path}.
@@ -107,7 +111,7 @@ def write_fixture_corpora(directory: Path, lines: int = 90, eval_lines: int = 24
         return out
 
     splits = {
-        "train": sentences(lines, list(FIXTURE_WORDS)),
+        "train": sentences(lines, [*FIXTURE_WORDS, *extra_words]),
         "valid": sentences(eval_lines),
         "test": sentences(eval_lines),
     }
@@ -152,4 +156,41 @@ def write_fixture_corpora(directory: Path, lines: int = 90, eval_lines: int = 24
             "mirror_path": "syneval/emnlp2018_pairs.tsv",
         }
     }
+    return sources
+
+
+LINZEN_VERBS = (("is", "are"), ("has", "have"))
+
+
+def write_linzen_fixture(directory: Path, items: int = 12) -> dict:
+    """Linzen agreement files laid out like shared/data/linzen: ``subj_agr_filtered.{text,gold}``
+    (sentences with a verb of LINZEN_VERBS) and ``numpred.test.1`` ... ``.5``. Returns their
+    ``data_sources`` entries (corpus ``linzen``)."""
+    import hashlib
+    import random
+
+    rng = random.Random(11)
+    texts, gold = [], []
+    for _ in range(items):
+        prefix = [rng.choice(FIXTURE_WORDS) for _ in range(rng.randint(2, 6))]
+        singular, plural = rng.choice(LINZEN_VERBS)
+        correct, wrong = (singular, plural) if rng.random() < 0.5 else (plural, singular)
+        texts.append(" ".join([*prefix, correct, "the", "market", ".", "<eos>"]))
+        gold.append(f"{len(prefix)}\t{correct}\t{wrong}\t{rng.randint(0, 2)}")
+    files = {"subj_agr_filtered.text": texts, "subj_agr_filtered.gold": gold}
+    for k in range(1, 6):
+        files[f"numpred.test.{k}"] = [
+            f"{rng.choice(['VBZ', 'VBP'])}\t"
+            + " ".join(rng.choice(FIXTURE_WORDS) for _ in range(rng.randint(2, 8)))
+            for _ in range(items // 2)
+        ]
+    sources = {}
+    (directory / "linzen").mkdir(parents=True, exist_ok=True)
+    for name, rows in files.items():
+        content = "\n".join(rows) + "\n"
+        (directory / "linzen" / name).write_text(content)
+        sources[name] = {
+            "sha256": hashlib.sha256(content.encode()).hexdigest(),
+            "mirror_path": f"linzen/{name}",
+        }
     return sources

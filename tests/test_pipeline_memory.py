@@ -1,0 +1,120 @@
+"""Seed 002's track through Snakemake at smoke scale, on fixture corpora: the random search,
+Table 1, Linzen agreement (Table 2, Fig. 2, Table 3) and the stack actions (Fig. 3)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from pipeline_utils import (
+    LINZEN_VERBS,
+    base_config,
+    fixture_mirror,
+    run_snakemake,
+    write_linzen_fixture,
+)
+
+pytestmark = pytest.mark.slow
+MODELS = ("lstm_920", "attention_10", "multipop_stack", "discrete_stack")
+RUNS = "results/runs/memory"
+
+
+def memory_config(mirror: str, sources: str) -> dict:
+    config = base_config()
+    config.update(scale="smoke", data_mirror=mirror, data_sources=sources)
+    memory = config["experiments"]["memory"]
+    memory["models"] = {name: memory["models"][name] for name in MODELS}
+    config["experiments"] = {"memory": memory}
+    config["scales"]["smoke"]["search_trials"] = 2
+    return config
+
+
+@pytest.fixture(scope="module")
+def memory_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("memory")
+    verbs = tuple(form for pair in LINZEN_VERBS for form in pair)
+    mirror, sources = fixture_mirror(root, extra_words=verbs)
+    overrides = yaml.safe_load(sources.read_text())
+    overrides["linzen"] = write_linzen_fixture(mirror)
+    sources.write_text(yaml.safe_dump(overrides))
+    config = memory_config(str(mirror), str(sources))
+    work = root / "work"
+    work.mkdir()
+    run_snakemake(work, config, "memory")
+    return work, config
+
+
+def test_each_trial_is_a_job_and_table1_shows_the_chosen_settings(memory_run):
+    work, config = memory_run
+    space = config["experiments"]["memory"]["models"]["lstm_920"]["search"]
+    for dataset in ("ptb_stream", "wikitext2"):
+        for model in MODELS:
+            run = work / RUNS / dataset / model / "seed1"
+            assert (run / "trial1/model.pt").exists() and (run / "trial2/model.pt").exists()
+            record = json.loads((run / "search.json").read_text())
+            assert record["search"]["trials"] == 2
+            for trial in record["search"]["every_trial"]:
+                for key, (low, high) in space.items():
+                    assert low <= trial["settings"][key] <= high
+    table = pd.read_csv(work / "results/tables/memory_table1.csv")
+    ran = table[table["model"].isin(MODELS)]
+    assert (ran["n_seeds"] == 1).all() and ran["verdict"].str.startswith("smoke-scale").all()
+    assert (table[~table["model"].isin(MODELS)]["verdict"] == "not run at smoke scale").all()
+    markdown = (work / "results/tables/memory_table1.md").read_text()
+    section = markdown.split("## Random search")[1]
+    assert section.count("| wikitext2 |") == len(MODELS)
+    assert "| trials | diverged | chosen | lr | weight_decay | val_ppl |" in section
+
+
+def test_table2_names_the_substitute_corpus_and_scores_every_item(memory_run):
+    work, _ = memory_run
+    md = (work / "results/tables/memory_table2.md").read_text()
+    title = md.splitlines()[0]
+    assert "wikitext2" in title and "Linzen's training split is not available" in title
+    table = pd.read_csv(work / "results/tables/memory_table2.csv")
+    assert set(table["model"]) == {"lstm_920", "attention_10", "multipop_stack"}
+    assert table["verdict"].str.contains("LM trained on wikitext2").all()
+    assert (table["lm_corpus"] == "wikitext2").all()
+    summary = json.loads(
+        (work / RUNS / "wikitext2/multipop_stack/seed1/agreement.json").read_text()
+    )
+    chosen = json.loads((work / RUNS / "wikitext2/multipop_stack/seed1/search.json").read_text())
+    assert summary["trial"] == chosen["search"]["chosen"]  # the chosen trial's model was scored
+    assert summary["cells"]["acc_attr5"]["source"] == "numpred.test.5"
+    assert (
+        summary["cells"]["acc_overall"]["items"] + summary["cells"]["acc_overall"]["skipped"] == 12
+    )
+
+
+def test_venn_counts_partition_the_mistakes(memory_run):
+    work, _ = memory_run
+    items = pd.concat(
+        pd.read_csv(work / RUNS / "wikitext2" / m / "seed1/agreement_items.csv")
+        for m in ("lstm_920", "attention_10", "multipop_stack")
+    )
+    scored = items[~items["skipped"]]
+    wrong_by_any = scored[~scored["correct"].astype(bool)].drop_duplicates(["source", "line"])
+    venn = pd.read_csv(work / "results/figures/memory_fig2_venn.csv")
+    assert venn["mistakes"].sum() == len(wrong_by_any)
+    assert venn.set_index("region").loc["all", "paper"] == 6115
+    examples = (work / "results/tables/memory_table3.md").read_text()
+    assert examples.count("\n| ✗") + examples.count("\n| ✓") == 7
+    assert (work / "results/figures/memory_fig2_venn.png").stat().st_size > 0
+
+
+def test_stack_actions_count_every_test_step(memory_run):
+    work, _ = memory_run
+    run = work / RUNS / "wikitext2/multipop_stack/seed1"
+    states = pd.read_csv(run / "stack_states.csv")
+    histogram = pd.read_csv(run / "stack_max_prob.csv")
+    assert len(states) == 22 and states["argmax_count"].sum() == histogram["steps"].sum() > 0
+    assert states["mean_probability"].sum() == pytest.approx(1.0, abs=1e-5)
+    assert (work / "results/figures/memory_fig3_stack_actions.png").stat().st_size > 0
+
+
+def test_rerun_plans_nothing(memory_run):
+    work, config = memory_run
+    proc = run_snakemake(work, config, "memory", "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
