@@ -11,7 +11,8 @@ The prepared data come from the pipeline (paper scale), e.g.
     snakemake --config data_mirror=/path/to/mirror results/data/ptb_char/vocab.txt \\
         results/data/ptb_word/vocab.txt results/data/ptb_char_cut50/vocab.txt \\
         results/data/ptb_lines_unigram_fold1/vocab.txt \\
-        results/data/ptb_lines_bigram_fold1/vocab.txt results/data/wikitext2/vocab.txt
+        results/data/ptb_lines_bigram_fold1/vocab.txt results/data/wikitext2/vocab.txt \\
+        results/data/ptb_stream/vocab.txt
     python benchmarks/epoch_times.py --out benchmarks/results/epoch_times.csv
 
 Rows of models not measured in this call are kept from the existing CSV (``--models`` re-measures
@@ -45,6 +46,7 @@ FAMILY_DATASET = {
     "ptb_lines_unigram": "ptb_lines_unigram_fold1",
     "ptb_lines_bigram": "ptb_lines_bigram_fold1",
     "wikitext2": "wikitext2",
+    "ptb_stream": "ptb_stream",
 }
 COLUMNS = [
     "experiment",
