@@ -442,7 +442,8 @@ def test_syneval_fetch_method(server, tmp_path, toy):
 
 def test_registry_names():
     assert sources.corpora() == [
-        "ptb", "ptb_char", "wikitext2", "wikitext103", "linzen", "syneval", "gulordava",
+        "ptb", "ptb_char", "wikitext2", "wikitext103", "linzen", "linzen_full", "syneval",
+        "gulordava",
     ]  # fmt: skip
     for corpus in ("ptb", "ptb_char", "wikitext2", "wikitext103"):
         assert sources.files(corpus) == ["train.txt", "valid.txt", "test.txt"]
@@ -450,7 +451,7 @@ def test_registry_names():
     for corpus in sources.corpora():
         for name in sources.files(corpus):
             src = sources.get_source(corpus, name)
-            assert (src.sha256 is None) == (corpus == "wikitext103")
+            assert (src.sha256 is None) == (corpus in ("wikitext103", "linzen_full"))
             assert src.url.startswith(("http://", "https://"))
     assert sources.get_source("wikitext2", "train.txt").archive_sha256.startswith("92675f1d")
     with pytest.raises(sources.UnknownSource, match="known"):

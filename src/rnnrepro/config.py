@@ -28,7 +28,7 @@ DYCK_PREFIX = "dyck_m"
 _DATASET = re.compile(
     r"^(?:(?P<dyck>dyck)_m(?P<m>\d+)|(?P<cut>ptb_char_cut)(?P<cutoff>\d+)"
     r"|(?P<lines>ptb_lines_(?:unigram|bigram))_fold(?P<fold>\d+)|(?P<ptb>ptb_char|ptb_word)"
-    r"|(?P<stream>wikitext2|ptb_stream))$"
+    r"|(?P<stream>wikitext2|ptb_stream|linzen))$"
 )
 # Text families: how a sentence becomes a training sequence, the reported metric, and the
 # vocabulary size (known before any data exists, so that parameter budgets resolve in the DAG).
@@ -43,6 +43,9 @@ TEXT_FAMILIES = {
     "ptb_lines_bigram": {"framing": "none", "metric": "bpc", "vocab_size": 703},
     "wikitext2": {"framing": "stream", "metric": "ppl", "vocab_size": 33278},
     "ptb_stream": {"framing": "stream", "metric": "ppl", "vocab_size": 10000},
+    # Linzen's sentences (seed 002 Table 2): the 10k most common words, POS tags for the rest;
+    # the size is approximate (it only matters to parameter budgets, which no model sets here)
+    "linzen": {"framing": "stream", "metric": "ppl", "vocab_size": 10050},
 }
 # The downloaded corpus each stream family reads (results/downloads/<corpus>/{train,valid,test}).
 STREAM_CORPORA = {"wikitext2": "wikitext2", "ptb_stream": "ptb"}

@@ -294,7 +294,33 @@ STACK_RUNS = [
     )
     == "multipop_stack"
 ]
-LINZEN_NUMPRED = [f"results/downloads/linzen/numpred.test.{k}" for k in range(1, 6)]
+
+
+def agreement_data(wildcards):
+    """The agreement items: Linzen's own test split when the LMs were trained on it (corpus
+    ``linzen``), else the test files of the mirror (numpred.test.1-5, subj_agr_filtered).
+    """
+    if wildcards.dataset == "linzen":
+        return {
+            "dependencies": "results/data/linzen/agreement.tsv",
+            "sentences": "results/data/linzen/test.txt",
+        }
+    return {
+        "numpred": [f"results/downloads/linzen/numpred.test.{k}" for k in range(1, 6)],
+        "text": "results/downloads/linzen/subj_agr_filtered.text",
+        "gold": "results/downloads/linzen/subj_agr_filtered.gold",
+    }
+
+
+def agreement_data_options(wildcards, input):
+    if "dependencies" in input.keys():
+        return f"--dependencies {input.dependencies} --sentences {input.sentences}"
+    return (
+        f"--numpred {input.numpred} --filtered-text {input.text}"
+        f" --filtered-gold {input.gold}"
+    )
+
+
 SYNEVAL_PAIRS = cfg.text_settings(config)["syneval_pairs"]
 
 # figure name -> (make_figure.py kind, per-run input file, runs it reads, track of its notes)

@@ -115,6 +115,29 @@ rule stream_text:
         " --out-dir $(dirname {output.train}) > {log} 2>&1"
 
 
+# Seed 002 Table 2 (the paper's setting): Linzen's data set split by Linzen's protocol into an LM
+# corpus and the test dependencies.
+rule linzen_data:
+    input:
+        "results/downloads/linzen_full/agr_50_mostcommon_10K.tsv.gz",
+    output:
+        train="results/data/linzen/train.txt",
+        val="results/data/linzen/val.txt",
+        test="results/data/linzen/test.txt",
+        vocab="results/data/linzen/vocab.txt",
+        dependencies="results/data/linzen/agreement.tsv",
+    log:
+        "results/logs/data/linzen.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        lines=text_line_options(),
+        code=script_code("prepare_linzen"),
+    shell:
+        "python -m rnnrepro.scripts.prepare_linzen --deps {input} {params.lines}"
+        " --out-dir $(dirname {output.train}) > {log} 2>&1"
+
+
 # Seed 003: every PTB line normalised to 27 symbols, one document per line.
 rule ptb_lines:
     input:

@@ -95,9 +95,7 @@ rule evaluate_syneval:
 rule evaluate_agreement:
     input:
         unpack(scored_model),
-        numpred=LINZEN_NUMPRED,
-        text="results/downloads/linzen/subj_agr_filtered.text",
-        gold="results/downloads/linzen/subj_agr_filtered.gold",
+        unpack(agreement_data),
     output:
         scored=f"{RUNS}/agreement_items.csv",
         summary=f"{RUNS}/agreement.json",
@@ -107,6 +105,7 @@ rule evaluate_agreement:
         "../../envs/rnnrepro.yaml"
     params:
         model=scored_model_options,
+        data=agreement_data_options,
         max_items=(
             f"--max-items {cfg.text_settings(config)['agreement_items']}"
             if cfg.text_settings(config)["agreement_items"]
@@ -116,8 +115,8 @@ rule evaluate_agreement:
         device=config["device"],
         code=run_code("evaluate_agreement"),
     shell:
-        "python -m rnnrepro.scripts.evaluate_agreement {params.model} --numpred {input.numpred}"
-        " --filtered-text {input.text} --filtered-gold {input.gold} {params.max_items}"
+        "python -m rnnrepro.scripts.evaluate_agreement {params.model} {params.data}"
+        " {params.max_items}"
         " --scale {params.scale} --device {params.device} --out-items {output.scored}"
         " --out-summary {output.summary} > {log} 2>&1"
 

@@ -182,6 +182,19 @@ def _linzen() -> list[Source]:
     ]
 
 
+def _linzen_full() -> list[Source]:
+    # No checksum is published: the first download is trusted and its digest recorded.
+    return [
+        Source(
+            "linzen_full",
+            "agr_50_mostcommon_10K.tsv.gz",
+            None,
+            "linzen/agr_50_mostcommon_10K.tsv.gz",
+            "http://tallinzen.net/media/rnn_agreement/agr_50_mostcommon_10K.tsv.gz",
+        )
+    ]
+
+
 def _syneval() -> list[Source]:
     return [
         Source(
@@ -211,7 +224,16 @@ def _gulordava() -> list[Source]:
 
 def _build() -> dict[str, dict[str, Source]]:
     registry: dict[str, dict[str, Source]] = {}
-    for group in (_ptb, _ptb_char, _wikitext2, _wikitext103, _linzen, _syneval, _gulordava):
+    for group in (
+        _ptb,
+        _ptb_char,
+        _wikitext2,
+        _wikitext103,
+        _linzen,
+        _linzen_full,
+        _syneval,
+        _gulordava,
+    ):
         for src in group():
             registry.setdefault(src.corpus, {})[src.name] = src
     return registry

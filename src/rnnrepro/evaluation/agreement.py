@@ -10,7 +10,10 @@ right when the verb form of the subject's number is more probable than the other
 - items with only the verb's tag (``numpred.test.N``: ``VBZ|VBP<TAB>prefix``, N homogeneous
   attractors): the probability mass of the singular forms against that of the plural forms over
   the verb pairs of the ``.gold`` file with both forms in the vocabulary [A] (the file does not
-  say which verb follows).
+  say which verb follows);
+- Linzen's own test dependencies (``data.linzen``, the paper's setting): the verb against its
+  re-inflection (``inflect``'s ``plural_verb`` over the data's VBZ verbs, both ways, as Linzen's
+  ``gen_inflect_from_vocab``); attractors count only under homogeneous intervention.
 
 Words outside the vocabulary read as ``<unk>`` (Linzen's rare words are POS tags, e.g. ``NN``).
 """
@@ -43,6 +46,7 @@ class Item:
     attractors: int
     correct: str | None = None
     wrong: str | None = None
+    homogeneous: bool = True  # every intervening noun contrasts with the subject (or none is)
 
     @property
     def text(self) -> str:
@@ -98,6 +102,51 @@ def read_numpred(path: str | Path, attractors: int, limit: int | None = None) ->
             if not sep or number not in (SINGULAR, PLURAL) or not prefix.strip():
                 raise ValueError(f"{path}, line {n}: expected 'VBZ|VBP<TAB>prefix'")
             items.append(Item(Path(path).name, n, tuple(prefix.split()), number, attractors))
+    return items
+
+
+def verb_inflections(rows: Sequence[dict]) -> dict[str, str]:
+    """Singular <-> plural present forms of the data's VBZ verbs (``inflect``'s plural_verb)."""
+    import inflect
+
+    engine = inflect.engine()
+    table = {}
+    for row in rows:
+        if row["verb_pos"] != SINGULAR:
+            continue
+        verb = row["sentence"].split()[int(row["verb_index"]) - 1]
+        if verb not in table:
+            plural = engine.plural_verb(verb)
+            if plural and plural != verb:
+                table[verb], table[plural] = plural, verb
+    return table
+
+
+def read_dependencies(path: str | Path, limit: int | None = None) -> list[Item]:
+    """Items of Linzen's test dependencies (``data.linzen.write_dependencies``; the first
+    ``limit`` only); a verb without a known re-inflection has an empty ``wrong`` (skipped)."""
+    from rnnrepro.data.linzen import read_dependencies as read_rows
+
+    rows = read_rows(path)[:limit]
+    inflections = verb_inflections(rows)
+    items = []
+    for line, row in enumerate(rows, start=2):
+        words = row["sentence"].split()
+        v = int(row["verb_index"]) - 1
+        if row["verb_pos"] not in (SINGULAR, PLURAL):
+            raise ValueError(f"{path}, line {line}: verb_pos {row['verb_pos']!r} is not VBZ/VBP")
+        items.append(
+            Item(
+                Path(path).name,
+                line,
+                tuple(words[:v]),
+                row["verb_pos"],
+                int(row["n_diff_intervening"]),
+                words[v],
+                inflections.get(words[v], ""),
+                row["n_intervening"] == row["n_diff_intervening"],
+            )
+        )
     return items
 
 
@@ -197,6 +246,7 @@ def score_items(
                 "source": item.source,
                 "line": item.line,
                 "attractors": item.attractors,
+                "homogeneous": item.homogeneous,
                 "number": item.number,
                 "scoring": "verb" if item.correct else "verb class",
                 "skipped": margin is None,

@@ -18,6 +18,7 @@ from rnnrepro.reporting.tables import format_spread, markdown_lines, scaled_verd
 CELLS = [f"acc_attr{k}" for k in range(6)] + ["acc_overall"]
 SCORING = {
     "subj_agr_filtered.text": "the verb's two forms",
+    "agreement.tsv": "the verb and its re-inflection",
     "numpred": "singular vs plural verb-form mass",
 }
 
@@ -28,7 +29,7 @@ def read_summaries(paths: Iterable[str | Path]) -> list[dict]:
 
 def _source(summaries: Sequence[dict], metric: str) -> str:
     if metric == "ppl":
-        return "subj_agr_filtered.text sentences"
+        return "; ".join(sorted({f"{s['perplexity']['source']} sentences" for s in summaries}))
     sources = {s["cells"][metric]["source"] for s in summaries if metric in s["cells"]}
     parts = []
     for source in sorted(sources):

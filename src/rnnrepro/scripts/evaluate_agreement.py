@@ -10,9 +10,14 @@ A searched run passes its trials instead of ``--model``: ``--search search.json 
 --trial-models t1/model.pt t2/model.pt`` (trial numbers from the config, in the same order);
 the chosen trial's model is scored.
 
-Table 2's cells: 0 attractors and the overall accuracy from ``subj_agr_filtered`` (the verb is
-known), 1-5 attractors from ``numpred.test.N`` (homogeneous intervention; verb-class scoring),
-perplexity on the ``subj_agr_filtered`` sentences (rnnrepro.evaluation.agreement).
+Table 2's cells (rnnrepro.evaluation.agreement):
+
+- from the test files of the mirror: 0 attractors and the overall accuracy from
+  ``subj_agr_filtered`` (the verb is known), 1-5 attractors from ``numpred.test.N`` (homogeneous
+  intervention; verb-class scoring), perplexity on the ``subj_agr_filtered`` sentences;
+- from Linzen's own split (``--dependencies agreement.tsv --sentences test.txt``, the paper's
+  setting): k attractors over the homogeneous-intervention dependencies with k, the overall
+  accuracy over all, perplexity on the test sentences.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from tqdm import tqdm
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_identity
 from rnnrepro.evaluation.agreement import (
+    read_dependencies,
     read_filtered,
     read_numpred,
     score_items,
@@ -49,6 +55,18 @@ def accuracy(df: pd.DataFrame) -> dict:
     }
 
 
+def summarise_dependencies(items: pd.DataFrame) -> dict:
+    """Table 2's cells from Linzen's test dependencies."""
+    source = items["source"].iloc[0]
+    homogeneous = items[items["homogeneous"]]
+    cells = {
+        f"acc_attr{k}": {**accuracy(homogeneous[homogeneous["attractors"] == k]), "source": source}
+        for k in range(6)
+    }
+    cells["acc_overall"] = {**accuracy(items), "source": source}
+    return {"cells": cells}
+
+
 def summarise(items: pd.DataFrame, filtered_name: str) -> dict:
     """Table 2's cells (``acc_attr0`` ... ``acc_attr5``, ``acc_overall``) with their sources."""
     filtered = items[items["source"] == filtered_name]
@@ -66,9 +84,11 @@ def summarise(items: pd.DataFrame, filtered_name: str) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_scored_model_arguments(parser)
-    parser.add_argument("--numpred", nargs="+", required=True, help="numpred.test.N files")
-    parser.add_argument("--filtered-text", required=True, help="subj_agr_filtered.text")
-    parser.add_argument("--filtered-gold", required=True, help="subj_agr_filtered.gold")
+    parser.add_argument("--numpred", nargs="+", help="numpred.test.N files")
+    parser.add_argument("--filtered-text", help="subj_agr_filtered.text")
+    parser.add_argument("--filtered-gold", help="subj_agr_filtered.gold")
+    parser.add_argument("--dependencies", help="agreement.tsv of Linzen's split (instead)")
+    parser.add_argument("--sentences", help="with --dependencies: perplexity sentences")
     parser.add_argument("--max-items", type=int, help="first N items of each file only")
     parser.add_argument("--batch-size", type=int, default=256, help="prefixes per batch")
     parser.add_argument("--scale", required=True, help="the config scale, for the record")
@@ -82,28 +102,45 @@ def main(argv: list[str] | None = None) -> None:
     model, record = load_model(model_path)
     model.to(device)
     vocab = record["vocab"]
-    filtered, sentences = read_filtered(args.filtered_text, args.filtered_gold)
-    if args.max_items is not None:
-        filtered, sentences = filtered[: args.max_items], sentences[: args.max_items]
-    items = list(filtered)
-    for path in args.numpred:
-        match = re.search(r"\.(\d+)$", Path(path).name)
-        if not match:
-            raise SystemExit(f"{path}: expected a numpred.test.N file (N attractors)")
-        items += read_numpred(path, int(match[1]), args.max_items)
-    pairs = verb_pairs(filtered, vocab)
+    if args.dependencies:
+        if not args.sentences:
+            parser.error("--dependencies needs --sentences")
+        items = read_dependencies(args.dependencies, args.max_items)
+        sentences = Path(args.sentences).read_text(encoding="utf-8").splitlines()
+        pairs = []
+    else:
+        if not (args.numpred and args.filtered_text and args.filtered_gold):
+            parser.error("give --numpred, --filtered-text and --filtered-gold, or --dependencies")
+        filtered, sentences = read_filtered(args.filtered_text, args.filtered_gold)
+        if args.max_items is not None:
+            filtered, sentences = filtered[: args.max_items], sentences[: args.max_items]
+        items = list(filtered)
+        for path in args.numpred:
+            match = re.search(r"\.(\d+)$", Path(path).name)
+            if not match:
+                raise SystemExit(f"{path}: expected a numpred.test.N file (N attractors)")
+            items += read_numpred(path, int(match[1]), args.max_items)
+        pairs = verb_pairs(filtered, vocab)
     print(f"{len(items)} items; {len(pairs)} verb pairs in the vocabulary", flush=True)
     with tqdm(total=len(items), desc="items", unit="item", mininterval=10) as bar:
         records = score_items(model, items, vocab, pairs, args.batch_size, device, bar.update)
     identity = run_identity(model_path, record)
     table = pd.DataFrame(records).assign(**identity, scale=args.scale)
+    cells = (
+        summarise_dependencies(table)
+        if args.dependencies
+        else summarise(table, Path(args.filtered_text).name)
+    )
     summary = {
         **identity,
         "scale": args.scale,
         "lm_corpus": identity["dataset"],
         "verb_pairs": len(pairs),
-        **summarise(table, Path(args.filtered_text).name),
-        "perplexity": sentence_perplexity(model, sentences, vocab, device=device),
+        **cells,
+        "perplexity": {
+            **sentence_perplexity(model, sentences, vocab, device=device),
+            "source": Path(args.sentences or args.filtered_text).name,
+        },
     }
     with atomic_open(args.out_items, "w", newline="") as f:
         table.to_csv(f, index=False)

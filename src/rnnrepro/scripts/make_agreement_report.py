@@ -50,11 +50,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     table.to_csv(args.out_table_csv, index=False)
     body = [
-        "Accuracy = share of items where the subject's verb number is the more probable; "
-        "0 attractors and Acc. on subj_agr_filtered (the verb's two forms), 1-5 attractors on "
-        "numpred.test.N (homogeneous intervention; singular vs plural mass of the verb pairs, "
-        "since those files do not give the verb); perplexity on the subj_agr_filtered "
-        f"sentences. Tolerances: accuracy {args.accuracy_tolerance:g} (absolute), "
+        "Accuracy = share of items where the subject's verb number is the more probable (the "
+        "`source` column names the items and how they are scored: on Linzen's own test split, "
+        "the verb against its re-inflection, attractors under homogeneous intervention; on the "
+        "mirror's files, 0 attractors and Acc. on subj_agr_filtered with the verb's two forms, "
+        "1-5 attractors on numpred.test.N by singular vs plural mass of the verb pairs, since "
+        "those files do not give the verb). "
+        f"Tolerances: accuracy {args.accuracy_tolerance:g} (absolute), "
         f"perplexity {args.ppl_tolerance:g} (relative). Sources of the paper's numbers: "
         "paper_numbers.csv; methods: docs/methods.md.",
         "",
