@@ -194,3 +194,49 @@ def write_linzen_fixture(directory: Path, items: int = 12) -> dict:
             "mirror_path": f"linzen/{name}",
         }
     return sources
+
+
+def write_linzen_full_fixture(directory: Path, rows: int = 400) -> dict:
+    """A gzipped stand-in for Linzen's ``agr_50_mostcommon_10K.tsv.gz`` (its columns, fixture
+    words, verbs of LINZEN_VERBS); returns its ``data_sources`` entry (corpus ``linzen_full``)."""
+    import gzip
+    import hashlib
+    import random
+
+    rng = random.Random(13)
+    header = [
+        "sentence", "orig_sentence", "verb", "verb_pos", "verb_index", "n_intervening",
+        "n_diff_intervening",
+    ]  # fmt: skip
+    lines = ["\t".join(header)]
+    for _ in range(rows):
+        prefix = [rng.choice(FIXTURE_WORDS) for _ in range(rng.randint(2, 7))]
+        singular, plural = rng.choice(LINZEN_VERBS)
+        verb, pos = (singular, "VBZ") if rng.random() < 0.5 else (plural, "VBP")
+        words = [*prefix, verb, *(rng.choice(FIXTURE_WORDS) for _ in range(3))]
+        n_diff = rng.randint(0, 3)
+        n_intervening = n_diff + rng.choice([0, 0, 1])
+        sentence = " ".join(words)
+        lines.append(
+            "\t".join(
+                [
+                    sentence,
+                    sentence,
+                    verb,
+                    pos,
+                    str(len(prefix) + 1),
+                    str(n_intervening),
+                    str(n_diff),
+                ]
+            )
+        )
+    content = gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0)
+    path = directory / "linzen" / "agr_50_mostcommon_10K.tsv.gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return {
+        "agr_50_mostcommon_10K.tsv.gz": {
+            "sha256": hashlib.sha256(content).hexdigest(),
+            "mirror_path": "linzen/agr_50_mostcommon_10K.tsv.gz",
+        }
+    }

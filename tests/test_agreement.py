@@ -13,9 +13,11 @@ import yaml
 from pipeline_utils import ROOT
 
 from rnnrepro import config as cfg
+from rnnrepro.data import linzen
 from rnnrepro.data.batching import stream_batches
 from rnnrepro.evaluation.agreement import (
     Item,
+    read_dependencies,
     read_filtered,
     read_numpred,
     score_items,
@@ -180,3 +182,50 @@ def test_margins_do_not_depend_on_the_batch_size():
     one = [r["margin"] for r in score_items(net, items, VOCAB, pairs, batch_size=1)]
     many = [r["margin"] for r in score_items(net, items, VOCAB, pairs, batch_size=5)]
     assert one == pytest.approx(many, abs=1e-5)
+
+
+def _write_deps(path, rows):
+    header = "sentence\tverb_index\tverb_pos\tn_intervening\tn_diff_intervening\tsubj\n"
+    path.write_text(header + "".join("\t".join(map(str, r)) + "\tx\n" for r in rows))
+
+
+def test_linzen_split_follows_the_protocol_and_is_reproducible(tmp_path):
+    rows = [
+        {"sentence": f"w{i} is", "verb_index": "2", "verb_pos": "VBZ", "n_intervening": "0",
+         "n_diff_intervening": "0"}
+        for i in range(1000)
+    ]  # fmt: skip
+    parts = linzen.split(rows)
+    assert (len(parts.train), len(parts.val), len(parts.test)) == (90, 10, 900)
+    assert parts == linzen.split(rows)  # the same seed, the same split
+    seen = [r["sentence"] for r in parts.train + parts.val + parts.test]
+    assert sorted(seen) == sorted(r["sentence"] for r in rows)
+    assert linzen.split(rows, seed=2).train != parts.train
+
+
+def test_linzen_dependencies_are_checked_and_re_inflected(tmp_path):
+    path = tmp_path / "agreement.tsv"
+    _write_deps(
+        path,
+        [
+            ("the dogs near cars are .", 5, "VBP", 1, 1),
+            ("the dog near cars is .", 5, "VBZ", 1, 1),
+            ("the dog near the cars has .", 6, "VBZ", 2, 1),  # not homogeneous
+            ("the dog barks .", 3, "VBZ", 0, 0),
+            ("dogs bark .", 2, "VBP", 0, 0),  # re-inflected through the VBZ "barks" above
+            ("dogs run .", 2, "VBP", 0, 0),  # no VBZ "runs" in the data: no re-inflection
+        ],
+    )
+    items = read_dependencies(path)
+    assert [(i.correct, i.wrong) for i in items] == [
+        ("are", "is"), ("is", "are"), ("has", "have"), ("barks", "bark"), ("bark", "barks"),
+        ("run", ""),
+    ]  # fmt: skip
+    assert [i.homogeneous for i in items] == [True, True, False, True, True, True]
+    assert items[0].prefix == ("the", "dogs", "near", "cars") and items[0].number == "VBP"
+    _write_deps(path, [("the dog is .", 7, "VBZ", 0, 0)])
+    with pytest.raises(ValueError, match="line 2: verb_index 7"):
+        read_dependencies(path)
+    path.write_text("sentence\tverb_pos\nthe dog is .\tVBZ\n")
+    with pytest.raises(ValueError, match="verb_index"):
+        read_dependencies(path)

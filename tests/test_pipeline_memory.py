@@ -14,6 +14,7 @@ from pipeline_utils import (
     fixture_mirror,
     run_snakemake,
     write_linzen_fixture,
+    write_linzen_full_fixture,
 )
 
 pytestmark = pytest.mark.slow
@@ -118,3 +119,48 @@ def test_rerun_plans_nothing(memory_run):
     work, config = memory_run
     proc = run_snakemake(work, config, "memory", "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def linzen_run(tmp_path_factory):
+    """The paper's setting: the three agreement LMs trained on Linzen's own split."""
+    root = tmp_path_factory.mktemp("linzen")
+    mirror, sources = fixture_mirror(root)
+    overrides = yaml.safe_load(sources.read_text())
+    overrides["linzen_full"] = write_linzen_full_fixture(mirror)
+    sources.write_text(yaml.safe_dump(overrides))
+    config = memory_config(str(mirror), str(sources))
+    memory = config["experiments"]["memory"]
+    memory["datasets"] = ["linzen"]
+    memory["models"] = {
+        m: memory["models"][m] for m in ("lstm_920", "attention_10", "multipop_stack")
+    }
+    memory["agreement"]["corpus"] = "linzen"
+    work = root / "work"
+    work.mkdir()
+    run_snakemake(work, config, "memory")
+    return work, config
+
+
+def test_linzen_split_trains_the_lms_and_scores_its_test_dependencies(linzen_run):
+    work, _ = linzen_run
+    data = work / "results/data/linzen"
+    train = (data / "train.txt").read_text().splitlines()
+    dependencies = pd.read_csv(data / "agreement.tsv", sep="\t")
+    assert len(train) == 36 and len(dependencies) == 360  # 400 rows: 9 % / 1 % / 90 %
+    table = pd.read_csv(work / "results/tables/memory_table2.csv")
+    assert not table["verdict"].str.contains("not Linzen's training split").any()
+    assert (table["lm_corpus"] == "linzen").all()
+    assert (
+        "LMs trained on Linzen's training split"
+        in (work / "results/tables/memory_table2.md").read_text().splitlines()[0]
+    )
+    summary = json.loads((work / RUNS / "linzen/lstm_920/seed1/agreement.json").read_text())
+    items = pd.read_csv(work / RUNS / "linzen/lstm_920/seed1/agreement_items.csv")
+    assert len(items) == 40  # smoke: the first agreement_items dependencies
+    assert summary["cells"]["acc_overall"]["source"] == "agreement.tsv"
+    homogeneous = items[items["homogeneous"] & ~items["skipped"]]
+    for k in range(4):
+        cell = summary["cells"][f"acc_attr{k}"]
+        assert cell["items"] == (homogeneous["attractors"] == k).sum()
+    assert summary["perplexity"]["source"] == "test.txt"

@@ -278,11 +278,15 @@ ATTENTION_MODELS = [
 ]
 MEMORY_RUNS = family_runs("memory", ["ptb_stream", "wikitext2"])
 AGREEMENT = config["experiments"].get("memory", {}).get("agreement")
-AGREEMENT_RUNS = [
-    r
-    for r in MEMORY_RUNS
-    if AGREEMENT and r.dataset == AGREEMENT["corpus"] and r.model in AGREEMENT["models"]
-]
+AGREEMENT_RUNS = (
+    [
+        r
+        for r in family_runs("memory", [AGREEMENT["corpus"]])
+        if r.model in AGREEMENT["models"]
+    ]
+    if AGREEMENT
+    else []
+)
 # seed 002 Fig. 3: the multipop stack's actions on the WikiText-2 test stream (first seed)
 STACK_RUNS = [
     r

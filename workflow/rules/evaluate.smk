@@ -38,7 +38,7 @@ rule evaluate_text:
     log:
         "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}{trialdir}{stagedir}.log",
     wildcard_constraints:
-        dataset=r"ptb_\w+|wikitext2",
+        dataset=r"ptb_\w+|wikitext2|linzen",
     conda:
         "../../envs/rnnrepro.yaml"
     params:
