@@ -59,6 +59,7 @@ rule select_trial:
         f"{RUNS}/search.json",
     log:
         "results/logs/select/{experiment}/{dataset}/{model}/seed{seed}.log",
+    localrule: True
     conda:
         "../../envs/rnnrepro.yaml"
     params:
