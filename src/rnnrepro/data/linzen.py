@@ -14,7 +14,7 @@ import csv
 import gzip
 import os
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 FIELDS = ("sentence", "verb_index", "verb_pos", "n_intervening", "n_diff_intervening")
@@ -32,22 +32,26 @@ class Split:
     test: list[dict]
 
 
-def read_dependencies(path: str | os.PathLike) -> list[dict]:
-    """The rows of the (gzipped) TSV, checked to have ``FIELDS`` and a verb at ``verb_index``."""
+def iter_dependencies(path: str | os.PathLike) -> Iterator[dict]:
+    """The rows of the (gzipped) TSV, one at a time (the test set has ~1.4M), checked to have
+    ``FIELDS`` and a verb at ``verb_index``."""
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         missing = set(FIELDS) - set(reader.fieldnames or ())
         if missing:
             raise ValueError(f"{path}: no column(s) {', '.join(sorted(missing))}")
-        rows = []
         for line, row in enumerate(reader, start=2):
             words = row["sentence"].split()
             index = int(row["verb_index"])
             if not 1 <= index <= len(words):
                 raise ValueError(f"{path}, line {line}: verb_index {index} outside the sentence")
-            rows.append({key: row[key] for key in FIELDS})
-    return rows
+            yield {key: row[key] for key in FIELDS}
+
+
+def read_dependencies(path: str | os.PathLike) -> list[dict]:
+    """Every row of the TSV (``iter_dependencies``)."""
+    return list(iter_dependencies(path))
 
 
 def split(rows: Sequence[dict], seed: int = SEED, prop_train: float = PROP_TRAIN) -> Split:

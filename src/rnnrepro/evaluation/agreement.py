@@ -20,7 +20,7 @@ Words outside the vocabulary read as ``<unk>`` (Linzen's rare words are POS tags
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,7 +105,7 @@ def read_numpred(path: str | Path, attractors: int, limit: int | None = None) ->
     return items
 
 
-def verb_inflections(rows: Sequence[dict]) -> dict[str, str]:
+def verb_inflections(rows: Iterable[dict]) -> dict[str, str]:
     """Singular <-> plural present forms of the data's VBZ verbs (``inflect``'s plural_verb)."""
     import inflect
 
@@ -122,32 +122,35 @@ def verb_inflections(rows: Sequence[dict]) -> dict[str, str]:
     return table
 
 
-def read_dependencies(path: str | Path, limit: int | None = None) -> list[Item]:
+def dependency_items(path: str | Path, limit: int | None = None) -> Iterator[Item]:
     """Items of Linzen's test dependencies (``data.linzen.write_dependencies``; the first
-    ``limit`` only); a verb without a known re-inflection has an empty ``wrong`` (skipped)."""
-    from rnnrepro.data.linzen import read_dependencies as read_rows
+    ``limit`` only), read as a stream in two passes (the re-inflections, then the items); a verb
+    without a known re-inflection has an empty ``wrong`` (skipped)."""
+    from itertools import islice
 
-    rows = read_rows(path)[:limit]
-    inflections = verb_inflections(rows)
-    items = []
-    for line, row in enumerate(rows, start=2):
+    from rnnrepro.data.linzen import iter_dependencies
+
+    inflections = verb_inflections(islice(iter_dependencies(path), limit))
+    for line, row in enumerate(islice(iter_dependencies(path), limit), start=2):
         words = row["sentence"].split()
         v = int(row["verb_index"]) - 1
         if row["verb_pos"] not in (SINGULAR, PLURAL):
             raise ValueError(f"{path}, line {line}: verb_pos {row['verb_pos']!r} is not VBZ/VBP")
-        items.append(
-            Item(
-                Path(path).name,
-                line,
-                tuple(words[:v]),
-                row["verb_pos"],
-                int(row["n_diff_intervening"]),
-                words[v],
-                inflections.get(words[v], ""),
-                row["n_intervening"] == row["n_diff_intervening"],
-            )
+        yield Item(
+            Path(path).name,
+            line,
+            tuple(words[:v]),
+            row["verb_pos"],
+            int(row["n_diff_intervening"]),
+            words[v],
+            inflections.get(words[v], ""),
+            row["n_intervening"] == row["n_diff_intervening"],
         )
-    return items
+
+
+def read_dependencies(path: str | Path, limit: int | None = None) -> list[Item]:
+    """Every item of ``dependency_items``."""
+    return list(dependency_items(path, limit))
 
 
 def verb_pairs(items: Sequence[Item], vocab: Sequence[str]) -> list[tuple[str, str]]:

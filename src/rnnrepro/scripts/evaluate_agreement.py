@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from itertools import islice
 from pathlib import Path
 
 import pandas as pd
@@ -33,7 +34,7 @@ from tqdm import tqdm
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_identity
 from rnnrepro.evaluation.agreement import (
-    read_dependencies,
+    dependency_items,
     read_filtered,
     read_numpred,
     score_items,
@@ -44,12 +45,22 @@ from rnnrepro.evaluation.scored_model import add_scored_model_arguments, scored_
 from rnnrepro.fileio import atomic_open
 from rnnrepro.models import load_model
 
+CHUNK = 100_000  # items scored and written at a time
+SUMMARY_COLUMNS = ["source", "attractors", "homogeneous", "skipped", "correct"]
+
+
+def batched(items, n: int):
+    """Lists of ``n`` items (the last shorter) from any iterable (itertools.batched, 3.12+)."""
+    iterator = iter(items)
+    while chunk := list(islice(iterator, n)):
+        yield chunk
+
 
 def accuracy(df: pd.DataFrame) -> dict:
     """Accuracy, items scored and items skipped (a verb form outside the vocabulary)."""
     scored = df[~df["skipped"]]
     return {
-        "accuracy": float(scored["correct"].mean()) if len(scored) else None,
+        "accuracy": float(scored["correct"].astype(bool).mean()) if len(scored) else None,
         "items": int(len(scored)),
         "skipped": int(df["skipped"].sum()),
     }
@@ -105,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.dependencies:
         if not args.sentences:
             parser.error("--dependencies needs --sentences")
-        items = read_dependencies(args.dependencies, args.max_items)
+        items = dependency_items(args.dependencies, args.max_items)  # a stream: ~1.4M items
         sentences = Path(args.sentences).read_text(encoding="utf-8").splitlines()
         pairs = []
     else:
@@ -121,11 +132,20 @@ def main(argv: list[str] | None = None) -> None:
                 raise SystemExit(f"{path}: expected a numpred.test.N file (N attractors)")
             items += read_numpred(path, int(match[1]), args.max_items)
         pairs = verb_pairs(filtered, vocab)
-    print(f"{len(items)} items; {len(pairs)} verb pairs in the vocabulary", flush=True)
-    with tqdm(total=len(items), desc="items", unit="item", mininterval=10) as bar:
-        records = score_items(model, items, vocab, pairs, args.batch_size, device, bar.update)
+    print(f"{len(pairs)} verb pairs in the vocabulary", flush=True)
     identity = run_identity(model_path, record)
-    table = pd.DataFrame(records).assign(**identity, scale=args.scale)
+    # score CHUNK items at a time, appending to the items file (renamed into place at the end)
+    with (
+        atomic_open(args.out_items, "w", newline="") as f,
+        tqdm(desc="items", unit="item", mininterval=10) as bar,
+    ):
+        for n, chunk in enumerate(batched(items, CHUNK)):
+            records = score_items(model, chunk, vocab, pairs, args.batch_size, device, bar.update)
+            part = pd.DataFrame(records).assign(**identity, scale=args.scale)
+            part.to_csv(f, index=False, header=n == 0)
+        if bar.n == 0:
+            raise SystemExit("no agreement items to score")
+    table = pd.read_csv(args.out_items, usecols=SUMMARY_COLUMNS)
     cells = (
         summarise_dependencies(table)
         if args.dependencies
@@ -136,14 +156,13 @@ def main(argv: list[str] | None = None) -> None:
         "scale": args.scale,
         "lm_corpus": identity["dataset"],
         "verb_pairs": len(pairs),
+        "items": len(table),
         **cells,
         "perplexity": {
             **sentence_perplexity(model, sentences, vocab, device=device),
             "source": Path(args.sentences or args.filtered_text).name,
         },
     }
-    with atomic_open(args.out_items, "w", newline="") as f:
-        table.to_csv(f, index=False)
     with atomic_open(args.out_summary, "w") as f:
         f.write(json.dumps(summary, indent=2) + "\n")
     for name, cell in summary["cells"].items():
