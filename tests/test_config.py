@@ -108,11 +108,13 @@ def test_runs_cover_every_experiment_model_dataset_and_seed():
     runs = cfg.runs(config)
     # second_order_lstm: 3 models x 3 Dyck m x 3 seeds + 3 WikiText-2 models x 3 seeds;
     # multi_matrix: 9 Dyck models x 3 m x 3 seeds, 10 char, 6 word and 4 x 3 cutoff models x 3
-    # seeds; general_second_order: (10 + 2 x 8) models x 5 folds x 1 seed
+    # seeds; general_second_order: (10 + 2 x 8) models x 5 folds x 1 seed; memory: 10 models x
+    # 2 corpora x 1 seed x 10 search trials
     expected = {
         "second_order_lstm": 27 + 9,
         "multi_matrix": 81 + 30 + 18 + 36,
         "general_second_order": 130,
+        "memory": 200,
     }
     for experiment, count in expected.items():
         assert len(cfg.runs(config, experiment)) == count, experiment

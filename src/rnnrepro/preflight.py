@@ -131,7 +131,7 @@ def cost_summary(
     try:
         throughput = read_throughput(bench / "cells.csv", None, "CPU, 1 thread")
         epoch_times = read_epoch_times(bench / "epoch_times.csv")
-        costs = estimate(config, throughput, "results/runs", DEFAULT_EXPECTED_FRACTION, epoch_times)
+        costs = estimate(config, throughput, runs_dir, DEFAULT_EXPECTED_FRACTION, epoch_times)
     except (CostError, OSError, ValueError) as exc:
         return f"{head} (No cost estimate: {exc}.)"
     planned = set(runs)
