@@ -124,19 +124,18 @@ def venn_counts(wrong: pd.DataFrame, models: Sequence[str]) -> dict[str, int]:
 
 def venn_figure(counts: Mapping[str, int], models: Sequence[str], items: int, path, notes=()):
     """Three circles, a count in each region (drawn with matplotlib alone)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Circle
+
+    from rnnrepro.reporting.figures import _save as save_figure  # footer with the notes
 
     a, b, c = models
     centres = {a: (-0.6, 0.35), b: (0.6, 0.35), c: (0.0, -0.65)}
     fig, ax = plt.subplots(figsize=(6.5, 6.5))
+    labels = {a: (-1.1, 1.65), b: (1.1, 1.65), c: (0.0, -1.95)}  # outside the circles
     for model, colour in zip(models, ("tab:red", "tab:blue", "tab:green"), strict=True):
         ax.add_patch(Circle(centres[model], 1.1, alpha=0.25, color=colour))
-        x, y = centres[model]
-        ax.text(x * 2.1, y * 2.0 + (0.2 if y > 0 else -0.2), model, ha="center", fontsize=11)
+        ax.text(*labels[model], model, ha="center", va="center", fontsize=11)
     spots = {
         f"only {a}": (-1.1, 0.65),
         f"only {b}": (1.1, 0.65),
@@ -149,14 +148,11 @@ def venn_figure(counts: Mapping[str, int], models: Sequence[str], items: int, pa
     for name, (x, y) in spots.items():
         ax.text(x, y, f"{counts[name]:,}", ha="center", va="center", fontsize=12)
     ax.set_xlim(-2.4, 2.4)
-    ax.set_ylim(-2.4, 2.2)
+    ax.set_ylim(-2.2, 2.0)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(f"Mistakes on {items:,} Linzen agreement items")
-    if notes:
-        fig.text(0.02, 0.01, "\n".join(notes), fontsize=6, va="bottom", wrap=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(fig)
+    fig.suptitle(f"Mistakes on {items:,} Linzen agreement items")
+    save_figure(fig, path, notes)
 
 
 def example_lines(wrong: pd.DataFrame, models: Sequence[str]) -> list[str]:

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         if corpora != ["linzen"]
         else "LMs trained on Linzen's training split"
     )
-    notes = [trained, *args.note]
+    notes = [f"{trained}.", *args.note]
 
     reference = load_reference("memory", "Table 2")
     table = agreement.table2(
