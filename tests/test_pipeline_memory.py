@@ -32,19 +32,27 @@ def memory_config(mirror: str, sources: str) -> dict:
     return config
 
 
-@pytest.fixture(scope="module")
-def memory_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("memory")
-    verbs = tuple(form for pair in LINZEN_VERBS for form in pair)
-    mirror, sources = fixture_mirror(root, extra_words=verbs)
+def run_memory(root, corpus: str, write_corpus, edit=None, extra_words=()):
+    """The memory target on fixture corpora plus ``write_corpus(mirror)``'s files (registered
+    as ``corpus``), with ``edit(config)`` applied; returns the work directory and config."""
+    mirror, sources = fixture_mirror(root, extra_words=extra_words)
     overrides = yaml.safe_load(sources.read_text())
-    overrides["linzen"] = write_linzen_fixture(mirror)
+    overrides[corpus] = write_corpus(mirror)
     sources.write_text(yaml.safe_dump(overrides))
     config = memory_config(str(mirror), str(sources))
+    if edit:
+        edit(config["experiments"]["memory"])
     work = root / "work"
     work.mkdir()
     run_snakemake(work, config, "memory")
     return work, config
+
+
+@pytest.fixture(scope="module")
+def memory_run(tmp_path_factory):
+    verbs = tuple(form for pair in LINZEN_VERBS for form in pair)
+    root = tmp_path_factory.mktemp("memory")
+    return run_memory(root, "linzen", write_linzen_fixture, extra_words=verbs)
 
 
 def test_each_trial_is_a_job_and_table1_shows_the_chosen_settings(memory_run):
@@ -124,22 +132,16 @@ def test_rerun_plans_nothing(memory_run):
 @pytest.fixture(scope="module")
 def linzen_run(tmp_path_factory):
     """The paper's setting: the three agreement LMs trained on Linzen's own split."""
+
+    def on_linzen(memory: dict) -> None:
+        memory["datasets"] = ["linzen"]
+        memory["models"] = {
+            m: memory["models"][m] for m in ("lstm_920", "attention_10", "multipop_stack")
+        }
+        memory["agreement"]["corpus"] = "linzen"
+
     root = tmp_path_factory.mktemp("linzen")
-    mirror, sources = fixture_mirror(root)
-    overrides = yaml.safe_load(sources.read_text())
-    overrides["linzen_full"] = write_linzen_full_fixture(mirror)
-    sources.write_text(yaml.safe_dump(overrides))
-    config = memory_config(str(mirror), str(sources))
-    memory = config["experiments"]["memory"]
-    memory["datasets"] = ["linzen"]
-    memory["models"] = {
-        m: memory["models"][m] for m in ("lstm_920", "attention_10", "multipop_stack")
-    }
-    memory["agreement"]["corpus"] = "linzen"
-    work = root / "work"
-    work.mkdir()
-    run_snakemake(work, config, "memory")
-    return work, config
+    return run_memory(root, "linzen_full", write_linzen_full_fixture, on_linzen)
 
 
 def test_linzen_split_trains_the_lms_and_scores_its_test_dependencies(linzen_run):
