@@ -452,6 +452,12 @@ def scale_notes(config: dict, track: str = "text") -> list[str]:
             notes.append(
                 f"syntactic evaluation on the first {text['syneval_pairs']} pairs of each template;"
             )
+        trials = settings.get("search_trials", 1)
+        if trials != paper.get("search_trials", 1):
+            notes.append(
+                f"{trials} random-search trial(s) per searched model (paper "
+                f"{paper.get('search_trials', 1)});"
+            )
         if text["agreement_items"]:
             notes.append(
                 f"number agreement on the first {text['agreement_items']} items of each file;"
