@@ -17,7 +17,7 @@ from rnnrepro.data import linzen
 from rnnrepro.data.batching import stream_batches
 from rnnrepro.evaluation.agreement import (
     Item,
-    read_dependencies,
+    dependency_items,
     read_filtered,
     read_numpred,
     score_items,
@@ -216,7 +216,7 @@ def test_linzen_dependencies_are_checked_and_re_inflected(tmp_path):
             ("dogs run .", 2, "VBP", 0, 0),  # no VBZ "runs" in the data: no re-inflection
         ],
     )
-    items = read_dependencies(path)
+    items = list(dependency_items(path))
     assert [(i.correct, i.wrong) for i in items] == [
         ("are", "is"), ("is", "are"), ("has", "have"), ("barks", "bark"), ("bark", "barks"),
         ("run", ""),
@@ -225,7 +225,7 @@ def test_linzen_dependencies_are_checked_and_re_inflected(tmp_path):
     assert items[0].prefix == ("the", "dogs", "near", "cars") and items[0].number == "VBP"
     _write_deps(path, [("the dog is .", 7, "VBZ", 0, 0)])
     with pytest.raises(ValueError, match="line 2: verb_index 7"):
-        read_dependencies(path)
+        list(dependency_items(path))
     path.write_text("sentence\tverb_pos\nthe dog is .\tVBZ\n")
     with pytest.raises(ValueError, match="verb_index"):
-        read_dependencies(path)
+        list(dependency_items(path))

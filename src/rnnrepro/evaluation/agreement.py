@@ -148,11 +148,6 @@ def dependency_items(path: str | Path, limit: int | None = None) -> Iterator[Ite
         )
 
 
-def read_dependencies(path: str | Path, limit: int | None = None) -> list[Item]:
-    """Every item of ``dependency_items``."""
-    return list(dependency_items(path, limit))
-
-
 def verb_pairs(items: Sequence[Item], vocab: Sequence[str]) -> list[tuple[str, str]]:
     """(singular, plural) pairs of the items with verb forms, both in ``vocab``, sorted."""
     known = set(vocab)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rnnrepro.reporting.tables import format_spread, markdown_lines, scaled_verdict
+from rnnrepro.reporting.tables import compare, format_spread, markdown_lines, scaled_verdict
 
 CELLS = [f"acc_attr{k}" for k in range(6)] + ["acc_overall"]
 SCORING = {
@@ -62,11 +62,8 @@ def table2(
         n = len(values)
         mean = values.mean() if n else math.nan
         std = values.std(ddof=1) if n > 1 else math.nan
-        if n == 0:
-            verdict = "missing"
-        else:
-            allowed = ppl_tolerance * ref["value"] if metric == "ppl" else accuracy_tolerance
-            verdict = "match" if abs(mean - ref["value"]) <= allowed + 1e-12 else "differs"
+        tolerances = {"accuracy": accuracy_tolerance, "ppl": ppl_tolerance}
+        verdict = compare(ref, values, tolerances)
         scales = {s["scale"] for s in mine}
         verdict = scaled_verdict(verdict, scales or {scale})
         corpora = sorted({s["lm_corpus"] for s in mine})

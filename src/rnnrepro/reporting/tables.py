@@ -30,11 +30,16 @@ METRIC_KIND = {
     "params_total": "params",
     "epochs": "epochs",
     "train_minutes": "train_minutes",
+    # memory Table 2 (Linzen agreement; reporting.agreement): accuracies and sentence perplexity
+    **{f"acc_attr{k}": "accuracy" for k in range(6)},
+    "acc_overall": "accuracy",
+    "ppl": "ppl",
 }
 RELATIVE_KINDS = {"ppl", "params", "bpc", "ce"}
 DEFAULT_TOLERANCES = {"ppl": 0.01, "wcpa": 0.05, "params": 0.05, "bpc": 0.01, "ce": 0.01}
 DECIMALS = {
     "ppl": 3,
+    "accuracy": 4,
     "wcpa": 3,
     "bpc": 3,
     "ce": 3,
@@ -171,7 +176,9 @@ def read_floors(paths: Iterable[str | Path]) -> dict[str, dict[str, float]]:
     return {Path(p).parent.name: json.loads(Path(p).read_text()) for p in paths}
 
 
-def _verdict(ref: pd.Series, values: np.ndarray, tolerances: Mapping[str, float]) -> str:
+def compare(ref: pd.Series, values: np.ndarray, tolerances: Mapping[str, float]) -> str:
+    """match / differs / missing / info of the runs' ``values`` against reference row ``ref``
+    (``tolerances`` by metric kind, relative for RELATIVE_KINDS)."""
     if len(values) == 0:
         return "missing"
     if ref["comparison"] != "=":
@@ -241,7 +248,7 @@ def build_table(
         floor = math.nan
         if METRIC_KIND[metric] == "ppl" and ref["dataset"] in floors:
             floor = floors[ref["dataset"]][metric.split("_")[0]]
-        verdict = _verdict(ref, values, tolerances)
+        verdict = compare(ref, values, tolerances)
         if n and values.min() < floor:
             verdict = "below floor"
         run_scales = set(matched["scale"]) - {""} if "scale" in matched else set()
