@@ -1,5 +1,6 @@
 # Reproduction pipeline for recurrent LM papers with input-dependent transitions.
-# Targets: all (default), dyck, wikitext2, multi_matrix, general_second_order, memory. See README.md.
+# Targets: all (default), dyck, wikitext2, multi_matrix, general_second_order, memory,
+# major_minor. See README.md.
 
 from snakemake.utils import min_version
 
@@ -42,6 +43,11 @@ rule general_second_order:
 rule memory:
     input:
         memory_targets(),
+
+
+rule major_minor:
+    input:
+        major_minor_targets(),
 
 
 include: "workflow/rules/data.smk"

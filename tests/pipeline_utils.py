@@ -115,7 +115,7 @@ def write_fixture_corpora(
         "valid": sentences(eval_lines),
         "test": sentences(eval_lines),
     }
-    sources: dict[str, dict] = {"ptb": {}, "ptb_char": {}, "wikitext2": {}}
+    sources: dict[str, dict] = {"ptb": {}, "ptb_char": {}, "wikitext2": {}, "wikitext103": {}}
     for split, sents in splits.items():
         word = "".join(f" {' '.join(s)} \n" for s in sents)
         char = " \n ".join(" ".join(" ".join(s).replace(" ", "_")) for s in sents) + " \n "
@@ -128,6 +128,7 @@ def write_fixture_corpora(
             ("ptb", "ptb", word),
             ("ptb_char", "ptb-char", char),
             ("wikitext2", "wikitext-2", wiki),
+            ("wikitext103", "wikitext-103", wiki),  # a stand-in: not the published files
         ):
             path = directory / folder / f"{split}.txt"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,6 +137,8 @@ def write_fixture_corpora(
                 "sha256": hashlib.sha256(content.encode()).hexdigest(),
                 "mirror_path": f"{folder}/{split}.txt",
             }
+            if corpus == "wikitext103":
+                sources[corpus][f"{split}.txt"]["sha1"] = None  # the published SHA-1 differs
     pairs = [
         "template\tcondition\tgrammatical\tungrammatical\tungrammatical_2",
         "simple_agrmt\tsing\tthe company said\tthe company say\t",

@@ -92,9 +92,9 @@ def test_run_config_names_the_task_and_the_stage_procedure():
     }
     assert tasks == {"dyck_m4": "dyck", "wikitext2": "stream", "ptb_word": "sentences"}
     model = config["experiments"]["second_order_lstm"]["models"]["lstm"]
-    assert cfg.stages(config, "second_order_lstm", "lstm") == ["train"]
+    assert cfg.stages(config, "second_order_lstm", "lstm", "wikitext2") == ["train"]
     model["finetune"] = "multi_matrix_lm"
-    assert cfg.stages(config, "second_order_lstm", "lstm") == ["train", "finetune"]
+    assert cfg.stages(config, "second_order_lstm", "lstm", "wikitext2") == ["train", "finetune"]
     tuned = cfg.run_config(config, "second_order_lstm", "wikitext2", "lstm", "finetune")
     assert tuned["stage"] == "finetune" and tuned["training"]["lr"] == 1e-3
     assert tuned["training"]["max_epochs"] == 2  # the scale's cap applies to every stage
@@ -109,12 +109,14 @@ def test_runs_cover_every_experiment_model_dataset_and_seed():
     # second_order_lstm: 3 models x 3 Dyck m x 3 seeds + 3 WikiText-2 models x 3 seeds;
     # multi_matrix: 9 Dyck models x 3 m x 3 seeds, 10 char, 6 word and 4 x 3 cutoff models x 3
     # seeds; general_second_order: (10 + 2 x 8) models x 5 folds x 1 seed; memory: 10 models x
-    # 2 corpora x 1 seed x 10 search trials
+    # 2 corpora x 1 seed x 10 search trials; major_minor: 4 models x 2 corpora + 2 WikiText-103
+    # models, 1 seed (fine-tuning is a stage of a run, not a run)
     expected = {
         "second_order_lstm": 27 + 9,
         "multi_matrix": 81 + 30 + 18 + 36,
         "general_second_order": 130,
         "memory": 200,
+        "major_minor": 8 + 2,
     }
     for experiment, count in expected.items():
         assert len(cfg.runs(config, experiment)) == count, experiment

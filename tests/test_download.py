@@ -1,4 +1,4 @@
-"""Data download layer: checksums, retries, atomic writes, archives, offline mirror, TOFU."""
+"""Data download layer: checksums, retries, resume, atomic writes, archives, mirror, TOFU."""
 
 from __future__ import annotations
 
@@ -6,16 +6,18 @@ import gzip
 import hashlib
 import io
 import pickle
+import re
 import socket
 import tarfile
 import threading
+import time
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from rnnrepro.data import sources
+from rnnrepro.data import download, sources
 from rnnrepro.data.download import (
     ChecksumError,
     DataUnavailable,
@@ -25,6 +27,7 @@ from rnnrepro.data.download import (
     download_url,
     fetch,
     load_plain_pickle,
+    partial_path,
     write_syneval_tsv,
 )
 from rnnrepro.data.sources import Source
@@ -51,6 +54,7 @@ def leftovers(directory: Path) -> list[str]:
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 (http.server API)
         self.server.hits[self.path] = self.server.hits.get(self.path, 0) + 1
+        self.server.ranges.setdefault(self.path, []).append(self.headers.get("Range"))
         route = self.server.routes.get(self.path)
         if route is None:
             self.send_error(404)
@@ -68,6 +72,27 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
+    def send_ranged(self, body: bytes, limit: int | None = None):
+        """Answer ``Range: bytes=N-`` with 206 (416 past the end), else 200 with the whole body;
+        stop after ``limit`` bytes of the body (the connection closes early)."""
+        match = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or "")
+        start = int(match[1]) if match else 0
+        if match and start >= len(body):
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{len(body)}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            self.close_connection = True
+            return
+        self.send_response(206 if match else 200)
+        if match:
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+        self.send_header("Content-Length", str(len(body) - start))
+        self.end_headers()
+        self.wfile.write(body[start:][:limit])
+        self.wfile.flush()
+        self.close_connection = True
+
 
 def ok(body: bytes):
     return lambda h, hit: h.send_body(body)
@@ -75,6 +100,16 @@ def ok(body: bytes):
 
 def truncated(body: bytes, extra: int = 100):
     return lambda h, hit: h.send_body(body, length=len(body) + extra)
+
+
+def ranged(body: bytes, cut: int | None = None):
+    """Range support; the first answer closes the connection after ``cut`` bytes."""
+    return lambda h, hit: h.send_ranged(body, cut if hit == 1 else None)
+
+
+def no_range(body: bytes, cut: int):
+    """Always 200 with the whole body (Range ignored); the first answer stops after ``cut``."""
+    return lambda h, hit: h.send_body(body[:cut] if hit == 1 else body, length=len(body))
 
 
 def failing(times: int, body: bytes, status: int = 503):
@@ -90,7 +125,7 @@ def failing(times: int, body: bytes, status: int = 503):
 @pytest.fixture
 def server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.routes, httpd.hits = {}, {}
+    httpd.routes, httpd.hits, httpd.ranges = {}, {}, {}
     httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}"
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
@@ -146,7 +181,7 @@ def test_wrong_bytes_raise_checksum_error_and_leave_nothing(server, tmp_path):
     msg = str(info.value)
     assert "a.txt" in msg and sha(good) in msg and sha(bad) in msg and server.url in msg
     assert not dest.exists()
-    assert list(dest.parent.iterdir()) == []
+    assert [p.name for p in dest.parent.iterdir()] == [".a.txt.lock"]  # partial file deleted
 
 
 def test_truncated_body_retried_then_clear_error(server, tmp_path):
@@ -156,7 +191,9 @@ def test_truncated_body_retried_then_clear_error(server, tmp_path):
         download_url(f"{server.url}/t.txt", dest, None, log=quiet, **FAST)
     assert "after 3 attempts" in str(info.value) and "data_mirror" in str(info.value)
     assert server.hits["/t.txt"] == 3
-    assert not dest.exists() and list(dest.parent.iterdir()) == []
+    assert server.ranges["/t.txt"] == [None, "bytes=100-", "bytes=100-"]  # Range ignored
+    assert not dest.exists() and leftovers(dest.parent) == [".t.txt.part"]  # kept to resume
+    assert partial_path(dest).read_bytes() == b"0123456789" * 10
 
 
 def test_503_twice_then_success(server, tmp_path):
@@ -177,6 +214,133 @@ def test_404_is_not_retried(server, tmp_path):
         download_url(f"{server.url}/missing", tmp_path / "m", None, log=quiet, **FAST)
     assert server.hits["/missing"] == 1
     assert leftovers(tmp_path) == [] and not (tmp_path / "m").exists()
+
+
+# ----------------------------------------------------------------------------- resume and progress
+
+BIG = bytes(range(256)) * 1024  # 262,144 bytes
+K = 100_000
+
+
+def watching(dest: Path, messages: list[str]):
+    """A ``log`` that records messages and fails if ``dest`` exists unverified meanwhile."""
+
+    def log(message: str):
+        messages.append(message)
+        assert not dest.exists() or dest.read_bytes() == BIG
+
+    return log
+
+
+def test_resume_after_connection_closed_early(server, tmp_path):
+    server.routes["/big.bin"] = ranged(BIG, cut=K)
+    dest, messages = tmp_path / "d" / "big.bin", []
+    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
+    assert dest.read_bytes() == BIG
+    assert server.ranges["/big.bin"] == [None, f"bytes={K}-"]
+    assert any("truncated body (100000 of 262144 bytes)" in m for m in messages)
+    assert any("resuming at 0.1 MB" in m for m in messages)
+    assert leftovers(tmp_path) == []
+
+
+def test_resume_partial_file_left_by_killed_process(server, tmp_path, toy):
+    toy("big.bin", sha256=sha(BIG), url=f"{server.url}/big.bin")
+    server.routes["/big.bin"] = ranged(BIG)
+    dest = tmp_path / "downloads" / "toy" / "big.bin"
+    dest.parent.mkdir(parents=True)
+    partial_path(dest).write_bytes(BIG[:K])
+    fetch("toy", "big.bin", dest, log=watching(dest, []), **FAST)
+    assert dest.read_bytes() == BIG
+    assert server.ranges["/big.bin"] == [f"bytes={K}-"]
+    assert leftovers(tmp_path) == []
+
+
+def test_server_ignoring_range_restarts_from_zero(server, tmp_path):
+    server.routes["/big.bin"] = no_range(BIG, cut=K)
+    dest, messages = tmp_path / "d" / "big.bin", []
+    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
+    assert dest.read_bytes() == BIG  # not the first K bytes twice
+    assert server.ranges["/big.bin"] == [None, f"bytes={K}-"]
+    assert any("ignored the range request" in m for m in messages)
+    assert leftovers(tmp_path) == []
+
+
+def test_corrupt_partial_file_is_deleted_and_downloaded_again(server, tmp_path):
+    """A resumed transfer that fails its checksum is downloaded once more from zero."""
+    server.routes["/big.bin"] = ranged(BIG)
+    dest, messages = tmp_path / "d" / "big.bin", []
+    dest.parent.mkdir()
+    partial_path(dest).write_bytes(b"x" * K)
+    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
+    assert dest.read_bytes() == BIG
+    assert server.ranges["/big.bin"] == [f"bytes={K}-", None]
+    assert any("sha256 mismatch after resuming" in m for m in messages)
+    assert leftovers(tmp_path) == []
+
+
+def test_checksum_error_after_resume_leaves_nothing_to_resume(server, tmp_path):
+    bad = b"y" + BIG[1:]
+    server.routes["/big.bin"] = ranged(bad)
+    dest = tmp_path / "d" / "big.bin"
+    dest.parent.mkdir()
+    partial_path(dest).write_bytes(b"x" * K)
+    with pytest.raises(ChecksumError):
+        download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, []), **FAST)
+    assert server.ranges["/big.bin"] == [f"bytes={K}-", None]  # only one download from zero
+    assert not dest.exists() and leftovers(tmp_path) == []
+    server.routes["/big.bin"] = ranged(BIG)
+    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=quiet, **FAST)
+    assert dest.read_bytes() == BIG and server.ranges["/big.bin"][2:] == [None]
+
+
+@pytest.mark.parametrize("complete", [True, False])
+def test_416_checks_the_partial_file(server, tmp_path, complete):
+    server.routes["/big.bin"] = ranged(BIG)
+    dest = tmp_path / "d" / "big.bin"
+    dest.parent.mkdir()
+    partial_path(dest).write_bytes(BIG if complete else BIG[:-1] + b"!")
+    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, []), **FAST)
+    assert dest.read_bytes() == BIG
+    expected = [f"bytes={len(BIG)}-"] + ([] if complete else [None])
+    assert server.ranges["/big.bin"] == expected
+    assert leftovers(tmp_path) == []
+
+
+def test_partial_file_without_digest_is_not_resumed(server, tmp_path, toy):
+    toy("big.bin", url=f"{server.url}/big.bin")  # trust on first use: stale bytes undetectable
+    server.routes["/big.bin"] = ranged(BIG)
+    dest = tmp_path / "downloads" / "toy" / "big.bin"
+    dest.parent.mkdir(parents=True)
+    partial_path(dest).write_bytes(b"x" * K)
+    fetch("toy", "big.bin", dest, log=quiet, **FAST)
+    assert dest.read_bytes() == BIG and server.ranges["/big.bin"] == [None]
+
+
+def test_progress_lines(server, tmp_path, monkeypatch):
+    def slow(h, hit):
+        h.send_response(200)
+        h.send_header("Content-Length", str(len(BIG)))
+        h.end_headers()
+        for i in range(0, len(BIG), K):
+            h.wfile.write(BIG[i : i + K])
+            h.wfile.flush()
+            time.sleep(0.05)
+        h.close_connection = True
+
+    server.routes["/big.bin"] = slow
+    url = f"{server.url}/big.bin"
+    messages: list[str] = []
+    download_url(url, tmp_path / "a.bin", sha(BIG), log=messages.append, **FAST)
+    progress = [m for m in messages if " MB (" in m]
+    assert progress == ["a.bin: 0.3 of 0.3 MB (100%)"]  # within 5 s: the final line only
+
+    monkeypatch.setattr(download, "PROGRESS_EVERY", 0.0)
+    messages.clear()
+    download_url(url, tmp_path / "b.bin", sha(BIG), log=messages.append, **FAST)
+    progress = [m for m in messages if " MB (" in m]
+    assert len(progress) >= 3 and progress[-1] == "b.bin: 0.3 of 0.3 MB (100%)"
+    first = re.fullmatch(r"b\.bin: 0\.\d of 0\.3 MB \((\d+)%\)", progress[0])
+    assert first and int(first[1]) < 100
 
 
 # ----------------------------------------------------------------------------- fetch over HTTP

@@ -219,3 +219,31 @@ def test_nt_asgd_switches_and_validates_on_the_averaged_weights(tmp_path):
     assert best["w"].item() == pytest.approx(0.1)  # the best epoch (1) before averaging
     _, best, _ = asgd_run(tmp_path, [1.0, 2.0, 3.0, 0.5], nonmono=1)
     assert best["w"].item() == pytest.approx(0.4)  # best epoch 4 keeps the averaged weights
+
+
+def test_fine_tuning_averages_from_the_start_and_stops_when_non_monotone(tmp_path):
+    # the starting model scores 1.0; epochs then 2.0, 1.5, 0.8, 0.9, 0.95, 1.2 (interval 2):
+    # epoch 6's 1.2 is worse than the best (0.8) of the epochs more than 2 back -> stop
+    result, best, _ = run(
+        tmp_path, [1.0, 2.0, 1.5, 0.8, 0.9, 0.95, 1.2, 0.1], optimizer="sgd", asgd_nonmono=2,
+        average_from_start=True,
+    )  # fmt: skip
+    assert len(result.history) == 6 and result.stopped_because.startswith("non-monotone")
+    assert all(row["averaged"] for row in result.history)
+    assert result.best_epoch == 3
+    assert best["w"].item() == pytest.approx(0.2)  # the mean of the iterates 0.1, 0.2, 0.3
+
+
+def test_fine_tuning_keeps_the_starting_model_when_no_epoch_beats_it(tmp_path):
+    result, best, _ = run(
+        tmp_path, [0.5, 1.0, 2.0, 3.0, 4.0], optimizer="sgd", asgd_nonmono=1,
+        average_from_start=True,
+    )  # fmt: skip
+    assert result.best_epoch == 0 and best["w"].item() == 0.0
+    assert len(result.history) == 3  # 3.0 > min(1.0) of the epochs more than 1 back
+
+
+def test_fine_tuning_needs_the_non_monotone_interval():
+    with pytest.raises(ValueError, match="average_from_start"):
+        Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1, optimizer="sgd",
+                  average_from_start=True)  # fmt: skip

@@ -128,6 +128,9 @@ def test_variable_bptt_windows_cover_the_stream_and_repeat_per_seed():
     halves = sum(n < 52 for n in many) / len(many)  # N(35, 5) draws, ~5% of them
     # mean 0.95 · 70 + 0.05 · 35 = 68.25, less ~0.5 that int() truncates
     assert 0.03 < halves < 0.07 and abs(sum(many) / len(many) - 67.75) < 0.3
+    # MoS's max_seq_len_delta caps the windows at bptt + delta; the draws are otherwise the same
+    capped = list(itertools.islice(variable_bptt_lengths(70, 1, max_delta=2), 4000))
+    assert capped == [min(n, 72) for n in many] and capped.count(72) > 500
 
 
 def test_variable_bptt_task_scales_the_lr_by_window_length(corpus):

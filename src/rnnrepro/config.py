@@ -13,6 +13,7 @@ Dataset families (``experiments.<name>.datasets``) expand to dataset names at th
 - ``ptb_lines_bigram``   -> ``ptb_lines_bigram_fold<k>``
 - ``wikitext2``          -> ``wikitext2`` (WikiText-2 v1 as one token stream; seed 000)
 - ``ptb_stream``         -> ``ptb_stream`` (Mikolov's word PTB as one token stream; seeds 002, 004)
+- ``wikitext103``        -> ``wikitext103`` (WikiText-103 v1 as one token stream; seed 004)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ DYCK_PREFIX = "dyck_m"
 _DATASET = re.compile(
     r"^(?:(?P<dyck>dyck)_m(?P<m>\d+)|(?P<cut>ptb_char_cut)(?P<cutoff>\d+)"
     r"|(?P<lines>ptb_lines_(?:unigram|bigram))_fold(?P<fold>\d+)|(?P<ptb>ptb_char|ptb_word)"
-    r"|(?P<stream>wikitext2|ptb_stream|linzen))$"
+    r"|(?P<stream>wikitext2|wikitext103|ptb_stream|linzen))$"
 )
 # Text families: how a sentence becomes a training sequence, the reported metric, and the
 # vocabulary size (known before any data exists, so that parameter budgets resolve in the DAG).
@@ -43,13 +44,16 @@ TEXT_FAMILIES = {
     "ptb_lines_bigram": {"framing": "none", "metric": "bpc", "vocab_size": 703},
     "wikitext2": {"framing": "stream", "metric": "ppl", "vocab_size": 33278},
     "ptb_stream": {"framing": "stream", "metric": "ppl", "vocab_size": 10000},
+    "wikitext103": {"framing": "stream", "metric": "ppl", "vocab_size": 267735},
     # Linzen's sentences (seed 002 Table 2): the 10k most common words, POS tags for the rest;
     # the size is approximate (it only matters to parameter budgets, which no model sets here)
     "linzen": {"framing": "stream", "metric": "ppl", "vocab_size": 10050},
 }
 # The downloaded corpus each stream family reads (results/downloads/<corpus>/{train,valid,test}).
-STREAM_CORPORA = {"wikitext2": "wikitext2", "ptb_stream": "ptb"}
-WIDTH_KEYS = ("hidden_size", "inner_size")
+STREAM_CORPORA = {"wikitext2": "wikitext2", "wikitext103": "wikitext103", "ptb_stream": "ptb"}
+# Recurrent sizes a scale's text ``width`` multiplies (each entry of a list); a model with
+# ``layer_sizes`` (awd_lstm) has its embedding scaled too, as its decoder is tied to it.
+WIDTH_KEYS = ("hidden_size", "inner_size", "layer_sizes")
 # The one list of each: architectures are the model registry's names, families Dyck + text.
 ARCHITECTURES = architecture_names()
 FAMILIES = ("dyck", *TEXT_FAMILIES)
@@ -128,15 +132,43 @@ def stage_dir(stage: str) -> str:
     return "" if stage == STAGES[0] else f"/{stage}"
 
 
-def stages(config: dict, experiment: str, model: str) -> list[str]:
-    """The stages of a configured model: train, then finetune if it names a procedure."""
+def stages(config: dict, experiment: str, model: str, dataset: str) -> list[str]:
+    """The stages of a configured model on a dataset: train, then finetune if it names a
+    fine-tuning procedure there."""
     entry = config["experiments"][experiment]["models"][model]
-    return ["train", *(["finetune"] if entry.get("finetune") else [])]
+    return ["train", *(["finetune"] if per_dataset(entry, "finetune", family(dataset)) else [])]
+
+
+def per_dataset(entry: dict, key: str, fam: str) -> str | None:
+    """A model entry's ``key`` (training, finetune, dynamic_eval) on dataset family ``fam``:
+    its ``dataset_<key>`` entry for ``fam`` if any, else ``key`` (None when neither is set)."""
+    return entry.get(f"dataset_{key}", {}).get(fam, entry.get(key))
+
+
+def dynamic_eval_settings(config: dict, experiment: str, dataset: str, model: str) -> dict | None:
+    """The dynamic-evaluation settings of a run (``dynamic_eval.<name>``), or None."""
+    entry = config["experiments"][experiment]["models"][model]
+    name = per_dataset(entry, "dynamic_eval", family(dataset))
+    if name is None:
+        return None
+    settings = dict(config["dynamic_eval"][name])
+    cap = training_caps(config, experiment).get("max_batches")
+    if cap is not None:
+        settings["max_batches"] = min(settings.get("max_batches", cap), cap)
+    return settings
 
 
 def scale_settings(config: dict) -> dict:
     """The settings of the selected scale."""
     return config["scales"][config["scale"]]
+
+
+def training_caps(config: dict, experiment: str) -> dict:
+    """The selected scale's caps on an experiment's training: ``max_epochs`` (the scale's, or
+    the experiment's own ``scales.<scale>``) and ``max_batches`` (the experiment's)."""
+    caps = {k: v for k, v in scale_settings(config).items() if k == "max_epochs"}
+    own = config["experiments"].get(experiment, {}).get("scales", {}).get(config["scale"], {})
+    return {**caps, **own}
 
 
 def text_settings(config: dict) -> dict:
@@ -227,12 +259,24 @@ def check(config: dict) -> None:
                     f"config key '{key}': unknown model {arch!r}; set 'architecture' to "
                     f"one of {', '.join(ARCHITECTURES)}"
                 )
-            procedures = {"training": model["training"]} | {
-                f"dataset_training.{fam}": name
-                for fam, name in model.get("dataset_training", {}).items()
-            }
+            procedures = {"training": model["training"]}
             if model.get("finetune"):
                 procedures["finetune"] = model["finetune"]
+            for stage in ("training", "finetune"):
+                procedures |= {
+                    f"dataset_{stage}.{fam}": name
+                    for fam, name in model.get(f"dataset_{stage}", {}).items()
+                }
+            evaluations = {"dynamic_eval": model.get("dynamic_eval")} | {
+                f"dataset_dynamic_eval.{fam}": name
+                for fam, name in model.get("dataset_dynamic_eval", {}).items()
+            }
+            for where, name in evaluations.items():
+                if name is not None and name not in config.get("dynamic_eval", {}):
+                    raise ConfigError(
+                        f"config key '{key}.{where}': {name!r} is not defined under "
+                        f"'dynamic_eval' ({', '.join(config.get('dynamic_eval', {})) or 'none'})"
+                    )
             for name, bounds in model.get("search", {}).items():
                 if name not in SEARCHABLE:
                     raise ConfigError(
@@ -255,7 +299,8 @@ def check(config: dict) -> None:
                         f"config key '{key}.datasets': {fam!r} is not a dataset of experiment "
                         f"{exp_name!r} ({', '.join(experiment['datasets'])})"
                     )
-            for section in ("dataset_hparams", "dataset_training"):
+            sections = ("dataset_hparams", "dataset_training", "dataset_finetune")
+            for section in (*sections, "dataset_dynamic_eval"):
                 for fam in model.get(section, {}):
                     if fam not in experiment["datasets"]:
                         raise ConfigError(
@@ -375,25 +420,29 @@ def run_config(
     if fam in TEXT_FAMILIES:
         width = text_settings(config)["width"]
         if width != 1.0:
-            for key in WIDTH_KEYS:
+            scaled = [*WIDTH_KEYS, *(["embedding_dim"] if "layer_sizes" in hparams else [])]
+            for key in scaled:
                 if key in hparams:
-                    hparams[key] = max(1, round(hparams[key] * width))
+                    hparams[key] = _scaled(hparams[key], width)
             out["width"] = width
         out["text"] = {k: TEXT_FAMILIES[fam][k] for k in ("framing", "metric")}
         if fam == "ptb_char_cut":
             out["text"]["cutoff"] = int(dataset.removeprefix("ptb_char_cut"))
-    procedure = entry.get("dataset_training", {}).get(fam, entry["training"])
+    procedure = per_dataset(entry, "training", fam)
     if stage == "finetune":
-        procedure = entry["finetune"]
+        procedure = per_dataset(entry, "finetune", fam)
         out["stage"] = stage
     training = dict(config["training"][procedure])
     if trial is not None:
         sampled = trial_settings(config, experiment, dataset, model, trial)
         training.update(sampled)
         out["trial"] = {"index": trial, **sampled}
-    cap = scale_settings(config).get("max_epochs")
-    if cap is not None:
-        training["max_epochs"] = min(training["max_epochs"], cap)
+    caps = training_caps(config, experiment)
+    if "max_epochs" in caps:
+        training["max_epochs"] = min(training["max_epochs"], caps["max_epochs"])
+    if "max_batches" in caps:
+        cap = caps["max_batches"]
+        training["max_batches"] = min(training.get("max_batches", cap), cap)
     out["hparams"] = hparams
     out["training"] = training
     if fam == "dyck":
@@ -402,10 +451,17 @@ def run_config(
     return out
 
 
-def scale_notes(config: dict, track: str = "text") -> list[str]:
+def _scaled(size: int | list[int], width: float) -> int | list[int]:
+    if isinstance(size, list):
+        return [max(1, round(s * width)) for s in size]
+    return max(1, round(size * width))
+
+
+def scale_notes(config: dict, track: str = "text", experiment: str | None = None) -> list[str]:
     """Plain-language reductions of the selected scale against the papers' settings (the
     ``paper`` scale), for the notes under every table and figure; ``track`` is ``"dyck"`` or
-    ``"text"`` and selects which data reductions are listed."""
+    ``"text"`` and selects which data reductions are listed; ``experiment`` adds its own
+    (``experiments.<name>.scales``)."""
     scale, settings = config["scale"], scale_settings(config)
     if scale == "paper":
         return ["Scale paper: the papers' settings."]
@@ -414,8 +470,14 @@ def scale_notes(config: dict, track: str = "text") -> list[str]:
         f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}), so "
         "these results check the pipeline and are no reproduction of the paper:"
     ]
-    if "max_epochs" in settings:
-        notes.append(f"at most {settings['max_epochs']} epochs per run;")
+    caps = training_caps(config, experiment) if experiment else settings
+    if "max_epochs" in caps:
+        notes.append(f"at most {caps['max_epochs']} epochs per run;")
+    if "max_batches" in caps:
+        notes.append(
+            f"at most {caps['max_batches']} batches per epoch (the first windows of each column) "
+            "and as many windows of dynamic evaluation's gradient statistics;"
+        )
     if track == "dyck":
         dyck, full = settings["dyck"], paper["dyck"]
         if dyck["m"] != full["m"]:

@@ -13,7 +13,9 @@ Model of one run's cost (kept free of torch imports):
   measurement are left out (``estimate`` says how many);
 - epochs: ``max_epochs`` of the run's training procedure (upper bound) and an expected figure:
   the run's own ``history.csv`` when it has finished, else the mean over finished runs of the
-  same experiment and model, else ``expected_fraction`` × ``max_epochs``.
+  same experiment, model and stage, else ``max_epochs`` for a procedure that never stops early
+  (AWD-LSTM/MoS: the best of all epochs is kept), else ``expected_fraction`` × ``max_epochs``;
+- every training stage (fine-tuning too) is a job, costed with its own procedure.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -197,7 +199,7 @@ def run_cost(
     epoch_times: dict[tuple[str, str, str], float] | None = None,
 ) -> RunCost:
     """Cost of one run given its expected number of epochs (text runs need ``epoch_times``)."""
-    settings = cfg.run_config(config, run.experiment, run.dataset, run.model)
+    settings = cfg.run_config(config, run.experiment, run.dataset, run.model, run.stage)
     max_epochs = settings["training"]["max_epochs"]
     if "dyck" not in settings:
         key = (run.experiment, cfg.family(run.dataset), run.model)
@@ -248,10 +250,11 @@ def estimate(
     cfg.check(config)
     epoch_times = epoch_times or {}
     all_runs = [
-        r
+        replace(r, stage=stage)
         for r in cfg.runs(config)
         if cfg.family(r.dataset) == "dyck"
         or (r.experiment, cfg.family(r.dataset), r.model) in epoch_times
+        for stage in cfg.stages(config, r.experiment, r.model, r.dataset)
     ]
     done = {r: read_history(runs_dir, r) for r in all_runs} if runs_dir else {}
     out = []
@@ -260,18 +263,32 @@ def estimate(
         siblings = [
             h.epochs
             for r, h in done.items()
-            if h and (r.experiment, r.model) == (run.experiment, run.model)
+            if h and (r.experiment, r.model, r.stage) == (run.experiment, run.model, run.stage)
         ]
+        training = cfg.run_config(
+            config, run.experiment, run.dataset, run.model, run.stage, run.trial
+        )["training"]
         if own:
             epochs, basis = float(own.epochs), "history"
         elif siblings:
             epochs, basis = sum(siblings) / len(siblings), "same model"
+        elif never_stops_early(training):
+            epochs, basis = float(training["max_epochs"]), "no early stopping"
         else:
-            training = cfg.run_config(config, run.experiment, run.dataset, run.model)["training"]
             epochs, basis = expected_fraction * training["max_epochs"], "fraction"
         measured = own.seconds_per_epoch if own else None
         out.append(run_cost(config, run, throughput, epochs, basis, measured, epoch_times))
     return out
+
+
+def never_stops_early(training: dict) -> bool:
+    """Whether a procedure always runs ``max_epochs`` (no patience, loss target or fine-tuning
+    stop short of it)."""
+    return (
+        training["early_stopping_patience"] >= training["max_epochs"]
+        and training.get("stop_loss") is None
+        and not training.get("average_from_start")
+    )
 
 
 def read_epoch_times(path: str | Path) -> dict[tuple[str, str, str], float]:

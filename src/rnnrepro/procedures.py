@@ -48,12 +48,18 @@ class Procedure:
     stop_loss: float | None = None  # stop once the validation loss is below this
     bptt: int | None = None  # stream datasets: steps per window
     variable_bptt: bool = False  # stream datasets: AWD-LSTM's random window lengths, LR rescaled
+    max_seq_len_delta: int | None = None  # variable windows are at most bptt + this long
+    max_batches: int | None = None  # train on at most this many batches per epoch
     eval_batch_size: int = 10  # stream datasets: columns of the validation stream
+    test_batch_size: int | None = None  # columns of the test stream (default eval_batch_size)
     optimizer: str = "adam"  # "adam", "rmsprop" or "sgd"
     weight_decay: float = 0.0  # L2 penalty of the optimiser
     # NT-ASGD (AWD-LSTM): with SGD, average the weights from the epoch whose validation loss is
     # worse than the best one more than ``asgd_nonmono`` epochs back; validate on the average
     asgd_nonmono: int | None = None
+    # fine-tuning (AWD-LSTM/MoS finetune.py): average from the first step, validate the starting
+    # model first (the result is never worse than it) and stop at the non-monotone condition
+    average_from_start: bool = False
     ar: float = 0.0  # activation regularisation: ar · mean(dropped output²)
     tar: float = 0.0  # temporal AR: tar · mean((h_t - h_{t-1})²) on the undropped output
     # a NaN/inf loss: "error" stops the run with an error; "diverged" ends it, keeps the best
@@ -73,6 +79,8 @@ class Procedure:
             )
         if self.variable_bptt and not self.bptt:
             raise ValueError("variable_bptt needs bptt")
+        if self.average_from_start and self.asgd_nonmono is None:
+            raise ValueError("average_from_start (fine-tuning) needs asgd_nonmono")
 
     @classmethod
     def from_dict(cls, settings: dict) -> Procedure:
@@ -130,16 +138,22 @@ class Procedure:
 
     # -- averaging and stopping --------------------------------------------------------------
 
-    def should_start_averaging(self, val_losses: list[float], loss: float) -> bool:
-        """NT-ASGD's switch (AWD-LSTM): more than ``asgd_nonmono`` earlier epochs and ``loss``
-        worse than the best of them excluding the last ``asgd_nonmono``."""
+    def non_monotone(self, val_losses: list[float], loss: float) -> bool:
+        """AWD-LSTM's non-monotone condition: more than ``asgd_nonmono`` earlier epochs and
+        ``loss`` worse than the best of them excluding the last ``asgd_nonmono``. It starts the
+        averaging (NT-ASGD) or, when averaging from the start (fine-tuning), ends the run."""
         n = self.asgd_nonmono
         if n is None:
             return False
         return len(val_losses) > n and loss > min(val_losses[:-n])
 
-    def stop_reason(self, epoch: int, val_loss: float, bad_epochs: int) -> str:
-        """Why training stops after ``epoch`` (1-based), or "" to go on."""
+    def stop_reason(
+        self, epoch: int, val_loss: float, bad_epochs: int, earlier: list[float] = ()
+    ) -> str:
+        """Why training stops after ``epoch`` (1-based; ``earlier``: the validation losses of
+        the epochs before), or "" to go on."""
+        if self.average_from_start and self.non_monotone(list(earlier), val_loss):
+            return f"non-monotone: no better than {self.asgd_nonmono} epochs before"
         if self.stop_loss is not None and val_loss < self.stop_loss:
             return f"validation loss below {self.stop_loss:g}"
         if bad_epochs >= self.early_stopping_patience:

@@ -209,7 +209,9 @@ class StreamTask(Task):
     def batches(self, epoch: int) -> Iterator:
         lengths = None
         if self.variable_bptt:
-            lengths = variable_bptt_lengths(self.bptt, self.seed * 1000 + epoch)
+            lengths = variable_bptt_lengths(
+                self.bptt, self.seed * 1000 + epoch, self.run["training"].get("max_seq_len_delta")
+            )
         for inputs, targets in stream_batches(self.train, self.batch_size, self.bptt, lengths):
             yield inputs.to(self.device), targets.to(self.device)
 

@@ -127,6 +127,8 @@ class _Trainer:
         self.optimizer = procedure.make_optimizer(model)
         self.scheduler = procedure.make_scheduler(self.optimizer)
         self.average = WeightAverage(model)
+        if procedure.average_from_start:
+            self.average.start()
         self.result = TrainingResult()
         self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         self.bad_epochs, self.start_epoch = 0, 0
@@ -198,6 +200,8 @@ class _Trainer:
             self.task.batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False
         )
         for index, batch in enumerate(batches):
+            if procedure.max_batches is not None and index >= procedure.max_batches:
+                break
             if index < skip:
                 continue
             optimizer.zero_grad(set_to_none=True)
@@ -271,14 +275,23 @@ class _Trainer:
         self.log(
             " ".join(f"{k}={v:.5g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
         )
-        if not self.average.active and procedure.should_start_averaging(
-            earlier_losses, row["val_loss"]
-        ):
+        if not self.average.active and procedure.non_monotone(earlier_losses, row["val_loss"]):
             self.average.start()
             self.log(f"NT-ASGD: averaging the weights from epoch {epoch + 2} on")
         if self.scheduler is not None:
             self.scheduler.step(row["val_loss"])
-        result.stopped_because = procedure.stop_reason(epoch + 1, row["val_loss"], self.bad_epochs)
+        result.stopped_because = procedure.stop_reason(
+            epoch + 1, row["val_loss"], self.bad_epochs, earlier_losses
+        )
+
+    def validate_start(self) -> None:
+        """Fine-tuning: the starting model's validation loss is the one to beat (it is kept
+        when no epoch improves on it, as in AWD-LSTM/MoS's finetune.py)."""
+        self.model.eval()
+        with torch.no_grad():
+            loss = self.task.evaluate(self.model)["loss"]
+        self.result.best_loss = loss
+        self.log(f"starting model: val_loss={loss:.5g}")
 
 
 def train(
@@ -300,6 +313,8 @@ def train(
     run = _Trainer(model, procedure, task, Path(checkpoint), digest, log)
     if run.resume():
         return run.result, run.best_state
+    if procedure.average_from_start and run.start_epoch == 0 and run.partial is None:
+        run.validate_start()
     with catch_signals() as received:
         for epoch in range(run.start_epoch, procedure.max_epochs):
             sums = run.train_epoch(epoch, received)

@@ -22,6 +22,7 @@ except cfg.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 
 RUNS = "results/runs/{experiment}/{dataset}/{model}/seed{seed}"
+SPLITS = ("train", "valid", "test")  # the downloaded corpora's files
 # A job's directory below RUNS: a search trial's (cfg.trial_dir: none without a search), then a
 # later stage's (cfg.stage_dir: none for the first stage, train).
 STAGED = f"{RUNS}{{trialdir}}{{stagedir}}"
@@ -185,31 +186,92 @@ def scored_model_options(wildcards, input):
     )
 
 
+def last_stage(run):
+    """The run at its last configured stage (the model dynamic evaluation reads)."""
+    stages = cfg.stages(config, run.experiment, run.model, run.dataset)
+    return replace(run, stage=stages[-1])
+
+
+def dynamic_eval_files(runs):
+    """dynamic_eval.json of the given runs that configure a dynamic evaluation (their last
+    stage's directory)."""
+    return [
+        f"results/runs/{last_stage(run).path}/dynamic_eval.json"
+        for run in runs
+        if cfg.dynamic_eval_settings(config, run.experiment, run.dataset, run.model)
+    ]
+
+
+def stage_metrics(runs):
+    """Every stage's metrics of the given runs: metrics.json of each training stage, then the
+    dynamic evaluation's (a seed-004 table row per stage)."""
+    files = [
+        f"results/runs/{replace(run, stage=stage).path}/metrics.json"
+        for run in runs
+        for stage in cfg.stages(config, run.experiment, run.model, run.dataset)
+    ]
+    return files + dynamic_eval_files(runs)
+
+
+def dynamic_eval_params(wildcards):
+    """The run's dynamic-evaluation settings as JSON (a change reruns only this rule)."""
+    run = run_of(wildcards)
+    settings = cfg.dynamic_eval_settings(config, run.experiment, run.dataset, run.model)
+    if settings is None or run != last_stage(run):
+        raise WorkflowError(
+            f"{run.path}: no dynamic evaluation is configured for this stage "
+            f"(experiments.{run.experiment}.models.{run.model}.dynamic_eval)"
+        )
+    return json.dumps(settings, sort_keys=True)
+
+
+def dynamic_eval_checkpoint(wildcards):
+    """Progress file of a dynamic evaluation: outside results/runs, like training's."""
+    return checkpoint_path(wildcards).removesuffix(".pt") + ".dynamic_eval.pt"
+
+
+def config_table_settings(scale):
+    """JSON of the resolved settings of every major_minor model on PTB and WikiText-2 at
+    ``scale``, keyed "dataset/model/stage" (stage train: training + hparams; dynamic_eval).
+    """
+    scaled = {**config, "scale": scale}
+    settings = {}
+    for run in cfg.runs(scaled, "major_minor"):
+        if run.dataset == "wikitext103":
+            continue
+        resolved = cfg.run_config(scaled, run.experiment, run.dataset, run.model)
+        key = f"{run.dataset}/{run.model}"
+        settings[f"{key}/train"] = {
+            "training": resolved["training"],
+            "hparams": resolved["hparams"],
+        }
+        dynamic = cfg.dynamic_eval_settings(
+            scaled, run.experiment, run.dataset, run.model
+        )
+        if dynamic:
+            settings[f"{key}/dynamic_eval"] = {"dynamic_eval": dynamic}
+    return json.dumps(settings, sort_keys=True)
+
+
 def stage_files(name):
     """One per-run file of every later stage (e.g. fine-tuning) configured for any run."""
     return [
         f"results/runs/{replace(run, stage=stage).path}/{name}"
         for run in cfg.runs(config)
-        for stage in cfg.stages(config, run.experiment, run.model)[1:]
+        for stage in cfg.stages(config, run.experiment, run.model, run.dataset)[1:]
     ]
 
 
 def ptb_raw_files(wildcards):
     """The downloaded PTB files a seed-001 dataset is built from (word or character level)."""
     corpus = "ptb" if wildcards.dataset.startswith("ptb_word") else "ptb_char"
-    return {
-        split: f"results/downloads/{corpus}/{split}.txt"
-        for split in ("train", "valid", "test")
-    }
+    return {split: f"results/downloads/{corpus}/{split}.txt" for split in SPLITS}
 
 
 def stream_inputs(wildcards):
     """The downloaded splits a stream dataset is read from (cfg.STREAM_CORPORA)."""
     corpus = cfg.STREAM_CORPORA[wildcards.dataset]
-    return {
-        split: f"results/downloads/{corpus}/{split}.txt"
-        for split in ("train", "valid", "test")
-    }
+    return {split: f"results/downloads/{corpus}/{split}.txt" for split in SPLITS}
 
 
 def text_line_options():
@@ -261,9 +323,11 @@ def run_params(wildcards):
     return json.dumps(settings, sort_keys=True)
 
 
-def scale_note_options(track):
-    """make_table/make_figure options stating the scale's reductions ("dyck" or "text" track)."""
-    return " ".join(f"--note {shlex.quote(n)}" for n in cfg.scale_notes(config, track))
+def scale_note_options(track, experiment=None):
+    """make_table/make_figure options stating the scale's reductions ("dyck" or "text" track,
+    and an experiment's own)."""
+    notes = cfg.scale_notes(config, track, experiment)
+    return " ".join(f"--note {shlex.quote(n)}" for n in notes)
 
 
 DYCK_DATASETS = " ".join(cfg.dataset_names(config, "dyck"))
@@ -447,6 +511,22 @@ def memory_targets():
     return targets
 
 
+def major_minor_targets():
+    """Seed 004: Tables II, III (PTB, WikiText-2 at each stage) and VII (WikiText-103), and the
+    configurations of Tables IV and V written from the config."""
+    return [
+        f"results/tables/major_minor_table{n}.md"
+        for n, families in (
+            (2, ["ptb_stream"]),
+            (3, ["wikitext2"]),
+            (4, ["ptb_stream", "wikitext2"]),
+            (5, ["ptb_stream", "wikitext2"]),
+            (7, ["wikitext103"]),
+        )
+        if family_runs("major_minor", families)
+    ]
+
+
 def all_targets():
     targets = (
         dyck_targets()
@@ -454,6 +534,7 @@ def all_targets():
         + multi_matrix_targets()
         + general_second_order_targets()
         + memory_targets()
+        + major_minor_targets()
         + stage_files("metrics.json")
         + [f"results/runs/{run.path}/search.json" for run in searched_runs()]
     )

@@ -38,7 +38,7 @@ rule evaluate_text:
     log:
         "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}{trialdir}{stagedir}.log",
     wildcard_constraints:
-        dataset=r"ptb_\w+|wikitext2|linzen",
+        dataset=r"ptb_\w+|wikitext2|wikitext103|linzen",
     conda:
         "../../envs/rnnrepro.yaml"
     params:
@@ -49,6 +49,39 @@ rule evaluate_text:
         "python -m rnnrepro.scripts.evaluate_text --model {input.model} --val {input.val}"
         " --test {input.test} --scale {params.scale} --device {params.device}"
         " --out-metrics {output.metrics} > {log} 2>&1"
+
+
+# Seed 004: dynamic evaluation of a run's last stage (after fine-tuning), on validation and test,
+# each from the trained weights; its own rule, so changing its settings never retrains.
+rule dynamic_eval:
+    input:
+        model=f"{STAGED}/model.pt",
+        train="results/data/{dataset}/train.txt",
+        val="results/data/{dataset}/val.txt",
+        test="results/data/{dataset}/test.txt",
+    output:
+        f"{STAGED}/dynamic_eval.json",
+    log:
+        "results/logs/dynamic_eval/{experiment}/{dataset}/{model}/seed{seed}{trialdir}{stagedir}.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    threads: 1
+    resources:
+        runtime=train_runtime,
+        mem_mb=train_mem_mb,
+    params:
+        settings=dynamic_eval_params,
+        scale=config["scale"],
+        device=config["device"],
+        checkpoint=dynamic_eval_checkpoint,
+        code=run_code("dynamic_eval"),
+    shell:
+        # exec: SLURM's SIGTERM reaches the process itself, which checkpoints and exits.
+        "exec python -m rnnrepro.scripts.dynamic_eval --model {input.model}"
+        " --settings {params.settings:q} --train {input.train} --val {input.val}"
+        " --test {input.test} --scale {params.scale} --device {params.device}"
+        " --threads {threads} --checkpoint {params.checkpoint} --code {params.code}"
+        " --out {output} > {log} 2>&1"
 
 
 # A random search's result: the trial with the lowest validation loss (and every trial's).

@@ -136,64 +136,97 @@ rule table_second_order_lstm_table3:
         " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
 
 
-# Seed 001 (PTB) and seed 003 tables: one rule per table, the paper's numbers next to the runs.
-# name -> (paper, table labels, dataset filter, runs, title)
+# Text tables: one rule per table, the paper's numbers next to the runs.
+# name -> (paper, table labels, dataset filter, metrics files of the runs, title)
 TEXT_TABLES = {
     "multi_matrix_table2_ptb": (
         "multi_matrix",
         "'Table 2'",
         "ptb_char ptb_word",
-        family_runs("multi_matrix", ["ptb_char", "ptb_word"]),
+        run_files(
+            "metrics.json", family_runs("multi_matrix", ["ptb_char", "ptb_word"])
+        ),
         "multi_matrix Table 2 (PTB): paper vs reproduction",
     ),
     "multi_matrix_table3": (
         "multi_matrix",
         "'Table 3'",
         " ".join(cfg.dataset_names(config, "ptb_char_cut")),
-        family_runs("multi_matrix", ["ptb_char_cut"]),
+        run_files("metrics.json", family_runs("multi_matrix", ["ptb_char_cut"])),
         "multi_matrix Table 3 (partial-sentence training): paper vs reproduction",
     ),
     "multi_matrix_table1": (
         "multi_matrix",
         "'Table 1'",
         "ptb_char ptb_word",
-        family_runs("multi_matrix", ["ptb_char", "ptb_word"]),
+        run_files(
+            "metrics.json", family_runs("multi_matrix", ["ptb_char", "ptb_word"])
+        ),
         "multi_matrix Table 1 (PTB training time and epochs): paper vs reproduction",
     ),
     "second_order_lstm_table2": (
         "second_order_lstm",
         "'Table 2'",
         "wikitext2",
-        SECOND_ORDER_LSTM_WIKITEXT2,
+        run_files("metrics.json", SECOND_ORDER_LSTM_WIKITEXT2),
         "second_order_lstm Table 2 (WikiText-2): paper vs reproduction",
     ),
     "memory_table1": (
         "memory",
         "'Table 1'",
         "ptb_stream wikitext2",
-        MEMORY_RUNS,
+        run_files("metrics.json", MEMORY_RUNS),
         "memory Table 1 (PTB and WikiText-2 perplexity): paper vs reproduction",
     ),
     "general_second_order_table1": (
         "general_second_order",
         "'Table 1' 'Section 4.1'",
         "",
-        [
-            r
-            for r in family_runs("general_second_order", ["ptb_lines_unigram"])
-            if r.model in GENERAL_SECOND_ORDER_TABLE1
-        ],
+        run_files(
+            "metrics.json",
+            [
+                r
+                for r in family_runs("general_second_order", ["ptb_lines_unigram"])
+                if r.model in GENERAL_SECOND_ORDER_TABLE1
+            ],
+        ),
         "general_second_order Table 1 (first-order term ablation): paper vs reproduction",
+    ),
+    "major_minor_table2": (
+        "major_minor",
+        "'Table II'",
+        "ptb_stream",
+        stage_metrics(family_runs("major_minor", ["ptb_stream"])),
+        "major_minor Table II (PTB: trained, + fine-tuning, + dynamic evaluation): paper vs reproduction",
+    ),
+    "major_minor_table3": (
+        "major_minor",
+        "'Table III'",
+        "wikitext2",
+        stage_metrics(family_runs("major_minor", ["wikitext2"])),
+        "major_minor Table III (WikiText-2: trained, + fine-tuning, + dynamic evaluation): paper vs reproduction",
+    ),
+    "major_minor_table7": (
+        "major_minor",
+        "'Table VII'",
+        "wikitext103",
+        stage_metrics(family_runs("major_minor", ["wikitext103"])),
+        "major_minor Table VII (WikiText-103): paper vs reproduction",
     ),
 }
 
-for name, (paper, labels, datasets, table_runs, title) in TEXT_TABLES.items():
+for name, (paper, labels, datasets, metrics_files, title) in TEXT_TABLES.items():
 
     rule:
         name:
             f"table_{name}"
         input:
-            run_files("metrics.json", table_runs),
+            metrics=metrics_files,
+            corpus=(
+                [f"results/downloads/wikitext103/{s}.txt" for s in SPLITS]
+                if "wikitext103" in datasets
+                else []
+            ),
         output:
             csv=f"results/tables/{name}.csv",
             md=report(
@@ -210,14 +243,20 @@ for name, (paper, labels, datasets, table_runs, title) in TEXT_TABLES.items():
             paper=paper,
             labels=labels,
             datasets=f"--datasets {datasets}" if datasets else "",
+            corpus=lambda wildcards, input: (
+                f"--corpus wikitext103 {' '.join(input.corpus)}"
+                if input.corpus
+                else ""
+            ),
             title=title,
-            notes=scale_note_options("text"),
+            notes=scale_note_options("text", paper),
             scale=config["scale"],
             tolerance=config["reporting"],
             code=script_code("make_table"),
         shell:
             "python -m rnnrepro.scripts.make_table --paper {params.paper} --table {params.labels}"
-            " {params.datasets} --title {params.title:q} --metrics {input} {params.notes}"
+            " {params.datasets} --title {params.title:q} --metrics {input.metrics} {params.notes}"
+            " {params.corpus}"
             " --scale {params.scale}"
             " --bpc-tolerance {params.tolerance[bpc_tolerance]}"
             " --ce-tolerance {params.tolerance[ce_tolerance]}"
@@ -336,3 +375,40 @@ rule figure_memory_fig3_stack_actions:
     shell:
         "python -m rnnrepro.scripts.make_figure stack_actions --inputs {input} --out {output}"
         " {params.notes} > {log} 2>&1"
+
+
+# Seed 004 Tables IV and V: the AWD-MMLSTM-MoS hyper-parameters and its dynamic-evaluation
+# settings, as config.yaml resolves them (paper scale, and the selected scale where different).
+for number, table in ((4, "Table IV"), (5, "Table V")):
+
+    rule:
+        name:
+            f"table_major_minor_table{number}"
+        output:
+            csv=f"results/tables/major_minor_table{number}.csv",
+            md=report(
+                f"results/tables/major_minor_table{number}.md",
+                caption=f"../report/table_major_minor_table{number}.rst",
+                category="major_minor",
+            ),
+        log:
+            f"results/logs/tables/major_minor_table{number}.log",
+        localrule: True
+        conda:
+            "../../envs/rnnrepro.yaml"
+        params:
+            table=table,
+            settings=config_table_settings("paper"),
+            scaled=(
+                ""
+                if config["scale"] == "paper"
+                else f"--scaled {shlex.quote(config_table_settings(config['scale']))}"
+            ),
+            scale=config["scale"],
+            code=script_code("make_config_table"),
+        shell:
+            "python -m rnnrepro.scripts.make_config_table --paper major_minor"
+            " --table {params.table:q} --settings {params.settings:q} {params.scaled}"
+            " --scale {params.scale}"
+            " --title 'major_minor {params.table}: paper vs config.yaml'"
+            " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"

@@ -135,14 +135,17 @@ def padded_batches(
     )
 
 
-def variable_bptt_lengths(bptt: int, seed: int) -> Iterator[int]:
+def variable_bptt_lengths(bptt: int, seed: int, max_delta: int | None = None) -> Iterator[int]:
     """AWD-LSTM's random window lengths (MODELS §5): mean ``bptt`` with probability 0.95, else
-    ``bptt / 2``; the length is ``max(5, int(N(mean, 5)))``. Drawn from a generator seeded with
-    ``seed``, so an epoch's windows are the same on every pass (and after a resume)."""
+    ``bptt / 2``; the length is ``max(5, int(N(mean, 5)))``, at most ``bptt + max_delta`` (MoS's
+    ``max_seq_len_delta``) when given. Drawn from a generator seeded with ``seed``, so an
+    epoch's windows are the same on every pass (and after a resume)."""
     generator = torch.Generator().manual_seed(seed)
+    cap = None if max_delta is None else bptt + max_delta
     while True:
         mean = bptt if torch.rand((), generator=generator).item() < 0.95 else bptt / 2
-        yield max(5, int(mean + 5 * torch.randn((), generator=generator).item()))
+        length = max(5, int(mean + 5 * torch.randn((), generator=generator).item()))
+        yield length if cap is None else min(length, cap)
 
 
 def stream_batches(

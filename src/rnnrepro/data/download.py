@@ -1,11 +1,13 @@
 """Fetch the registered data files (``sources.py``): offline mirror or internet, always verified.
 
-Every file is written to a hidden temporary file next to its destination, checked against its
-sha256 and only then renamed into place, so a destination never exists half-written or
+Every file is written to a hidden file next to its destination, checked against its sha256
+(or sha1) and only then renamed into place, so a destination never exists half-written or
 unverified. Downloads use ``urllib`` with retries and exponential back-off on network errors,
-HTTP 5xx and truncated bodies (shorter than Content-Length). Archives are cached in
-``dest.parent.parent / "_archives"``. Files without a published sha256 are trusted on first use
-and their digest appended to ``dest.parent.parent / "recorded_sha256.tsv"``.
+HTTP 5xx and truncated bodies (shorter than Content-Length). HTTP downloads keep the bytes
+received in ``.<name>.part`` across failed attempts and killed processes and ask for the rest
+with a ``Range`` request; progress is logged every ``PROGRESS_EVERY`` seconds. Archives are
+cached in ``dest.parent.parent / "_archives"``. Files without a published sha256 are trusted
+on first use and their digest appended to ``dest.parent.parent / "recorded_sha256.tsv"``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import io
 import os
 import pickle
 import pickletools
+import re
 import shutil
 import tarfile
 import time
@@ -38,8 +41,15 @@ RECORD_FILE = "recorded_sha256.tsv"
 ARCHIVE_DIR = "_archives"
 USER_AGENT = "rnnrepro-fetch/0.1 (+python-urllib)"
 CHUNK = 1 << 20
+PROGRESS_EVERY = 5.0  # seconds between progress lines
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-\d+/(?:\d+|\*)")
 
 Log = Callable[[str], object]
+
+
+def print_flush(message: str) -> None:
+    """The default ``log``: print and flush, so progress reaches a piped job log at once."""
+    print(message, flush=True)
 
 
 class Writable(Protocol):
@@ -86,7 +96,10 @@ def hint(url: str) -> str:
 
 
 class _HashWriter:
-    """Binary file wrapper hashing (sha256 and sha1) and counting what is written."""
+    """Binary file wrapper hashing (sha256 and sha1) and counting what is written.
+
+    ``resumed`` tells that the content continues bytes received before a ``Range`` request.
+    """
 
     def __init__(self, f: BinaryIO):
         self.f = f
@@ -99,12 +112,23 @@ class _HashWriter:
         self.sha256 = hashlib.sha256()
         self.sha1 = hashlib.sha1()
         self.nbytes = 0
+        self.resumed = False
 
-    def write(self, data: bytes) -> int:
-        self.f.write(data)
+    def rehash(self) -> None:
+        """Hash the bytes already in the file and stay at its end, to append."""
+        self.reset(truncate=False)
+        self.f.seek(0)
+        while chunk := self.f.read(CHUNK):
+            self._update(chunk)
+
+    def _update(self, data: bytes) -> None:
         self.sha256.update(data)
         self.sha1.update(data)
         self.nbytes += len(data)
+
+    def write(self, data: bytes) -> int:
+        self.f.write(data)
+        self._update(data)
         return len(data)
 
 
@@ -136,6 +160,50 @@ def sha256_file(path: str | os.PathLike) -> str:
 # ----------------------------------------------------------------------------- HTTP
 
 
+class _Incomplete(Exception):
+    """An attempt ended before the whole body arrived; the next attempt resumes."""
+
+
+def _mb(nbytes: int) -> str:
+    return f"{nbytes / 1e6:.1f}"
+
+
+def _progress(label: str, nbytes: int, total: int | None) -> str:
+    if total:
+        return f"{label}: {_mb(nbytes)} of {_mb(total)} MB ({100 * nbytes / total:.0f}%)"
+    return f"{label}: {_mb(nbytes)} MB received"
+
+
+def _receive(url: str, out: _HashWriter, *, timeout: float, log: Log, label: str) -> None:
+    """One request for the bytes ``out`` lacks (``Range: bytes=<out.nbytes>-``), appended on a
+    matching 206 and written from zero on a 200; raise ``_Incomplete`` if the body falls short."""
+    start = out.nbytes
+    headers = {"User-Agent": USER_AGENT} | ({"Range": f"bytes={start}-"} if start else {})
+    with urlopen(Request(url, headers=headers), timeout=timeout) as r:
+        if r.status == 206:
+            match = _CONTENT_RANGE.fullmatch(r.headers.get("Content-Range", "").strip())
+            if match is None or int(match[1]) != start:
+                out.reset()
+                raise _Incomplete(f"unrequested range {r.headers.get('Content-Range')!r}")
+            if start:
+                out.resumed = True
+                log(f"{label}: resuming at {_mb(start)} MB")
+        elif start:
+            log(f"{label}: the server ignored the range request; starting again from zero")
+            out.reset()
+        length = r.headers.get("Content-Length", "")
+        total = out.nbytes + int(length) if length.isdigit() else None
+        shown = time.monotonic()
+        while chunk := r.read1(CHUNK):
+            out.write(chunk)
+            if time.monotonic() - shown >= PROGRESS_EVERY:
+                log(_progress(label, out.nbytes, total))
+                shown = time.monotonic()
+    log(_progress(label, out.nbytes, total))
+    if total is not None and out.nbytes < total:
+        raise _Incomplete(f"truncated body ({out.nbytes} of {total} bytes)")
+
+
 def _http_get(
     url: str,
     out: _HashWriter,
@@ -146,33 +214,33 @@ def _http_get(
     log: Log,
     label: str,
 ) -> None:
-    """Stream ``url`` into ``out``, retrying (``retries`` times) on transient failures."""
+    """Stream ``url`` into ``out``, retrying (``retries`` times) on transient failures; every
+    attempt resumes after the bytes ``out`` holds. A 416 answer to a range request leaves the
+    bytes held as they are, for the caller's checksum to judge."""
     last, unreachable = "", False
     for attempt in range(retries + 1):
         if attempt:
             delay = backoff * 2 ** (attempt - 1)
             log(f"{label}: {last}; retry {attempt}/{retries} in {delay:.1f}s")
             time.sleep(delay)
-        out.reset()
         try:
-            with urlopen(Request(url, headers={"User-Agent": USER_AGENT}), timeout=timeout) as r:
-                length = r.headers.get("Content-Length", "")
-                while chunk := r.read(CHUNK):
-                    out.write(chunk)
-            if length.isdigit() and out.nbytes < int(length):
-                last, unreachable = f"truncated body ({out.nbytes} of {length} bytes)", False
-                continue
+            _receive(url, out, timeout=timeout, log=log, label=label)
             return
+        except _Incomplete as exc:
+            last, unreachable = str(exc), False
         except HTTPError as exc:
+            if exc.code == 416 and out.nbytes:
+                log(f"{label}: HTTP 416 at {_mb(out.nbytes)} MB (complete?); verifying it")
+                out.resumed = True
+                return
             if exc.code >= 500 or exc.code in (408, 429):
                 last, unreachable = f"HTTP {exc.code} {exc.reason}", False
                 continue
             raise DownloadError(
                 f"{label}: {url} answered HTTP {exc.code} {exc.reason}; {hint(url)}"
             ) from exc
-        except http.client.IncompleteRead as exc:
-            got = out.nbytes + len(exc.partial)
-            last, unreachable = f"truncated body ({got} bytes, connection closed early)", False
+        except http.client.IncompleteRead:
+            last, unreachable = f"connection closed early after {out.nbytes} bytes", False
         except (URLError, ConnectionError, TimeoutError, http.client.HTTPException) as exc:
             reason = exc.reason if isinstance(exc, URLError) else exc
             last, unreachable = f"network error: {reason}", True
@@ -180,6 +248,11 @@ def _http_get(
     raise cls(
         f"could not download {label} from {url} after {retries + 1} attempts ({last}); {hint(url)}"
     )
+
+
+def partial_path(dest: Path) -> Path:
+    """The hidden file holding the bytes of ``dest`` received so far."""
+    return dest.with_name(f".{dest.name}.part")
 
 
 def _download(
@@ -194,10 +267,41 @@ def _download(
     timeout: float,
     log: Log,
 ) -> str:
-    with _atomic_target(dest) as out:
+    """Download ``url`` to ``dest`` through ``partial_path(dest)``; the caller holds
+    ``_locked(dest)``. Bytes left by an earlier process are resumed only when a digest can check
+    them. A resumed transfer that fails its checksum is downloaded once more from zero; any
+    checksum failure deletes the partial file, other failures keep it for the next attempt."""
+    part = partial_path(dest)
+    get = dict(retries=retries, backoff=backoff, timeout=timeout, log=log, label=label)
+    with os.fdopen(os.open(part, os.O_RDWR | os.O_CREAT, 0o666), "r+b") as f:  # 0666 & ~umask
+        out = _HashWriter(f)
+        if sha256 is None and sha1 is None:
+            out.reset()  # nothing could tell stale bytes from good ones
+        else:
+            out.rehash()
         log(f"{label}: downloading {url}")
-        _http_get(url, out, retries=retries, backoff=backoff, timeout=timeout, log=log, label=label)
-        return _verify(out, sha256, sha1, label, url)
+        try:
+            _http_get(url, out, **get)
+            try:
+                actual = _verify(out, sha256, sha1, label, url)
+            except ChecksumError as exc:
+                if not out.resumed:
+                    raise
+                log(f"{label}: {exc.algorithm} mismatch after resuming; downloading from zero")
+                out.reset()
+                _http_get(url, out, **get)
+                actual = _verify(out, sha256, sha1, label, url)
+        except ChecksumError:
+            part.unlink()
+            raise
+        except BaseException:
+            if not out.nbytes:
+                part.unlink(missing_ok=True)
+            raise
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, dest)
+    return actual
 
 
 def download_url(
@@ -208,17 +312,18 @@ def download_url(
     retries: int = 4,
     backoff: float = 1.0,
     timeout: float = 60.0,
-    log: Log = print,
+    log: Log = print_flush,
     label: str | None = None,
 ) -> Path:
-    """Download ``url`` to ``dest`` atomically, verifying ``sha256`` when given.
+    """Download ``url`` to ``dest`` atomically and resumably, verifying ``sha256`` when given.
 
     Raises ``ChecksumError``, ``DataUnavailable`` (network unreachable after the retries) or
     ``DownloadError`` (HTTP 4xx, or 5xx/truncated body after the retries).
     """
     dest = Path(dest)
     opts = dict(retries=retries, backoff=backoff, timeout=timeout, log=log)
-    _download(url, dest, sha256, None, label or dest.name, **opts)
+    with _locked(dest):
+        _download(url, dest, sha256, None, label or dest.name, **opts)
     return dest
 
 
@@ -228,10 +333,10 @@ def get_bytes(
     retries: int = 4,
     backoff: float = 1.0,
     timeout: float = 60.0,
-    log: Log = print,
+    log: Log = print_flush,
     label: str | None = None,
 ) -> bytes:
-    """Download ``url`` into memory (same retry policy as ``download_url``)."""
+    """Download ``url`` into memory (same retry and resume policy as ``download_url``)."""
     buf = io.BytesIO()
     out = _HashWriter(buf)
     opts = dict(retries=retries, backoff=backoff, timeout=timeout, log=log)
@@ -253,7 +358,8 @@ def _rebase(url: str, base_url: str | None) -> str:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """Exclusive advisory lock so parallel jobs download a shared archive only once."""
+    """Exclusive advisory lock on ``path`` (so parallel jobs download a shared archive only
+    once, and one process at a time writes a partial file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f".{path.name}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -305,7 +411,7 @@ _ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, g
 
 
 def extract_member(
-    archive: str | os.PathLike, member: str, out: Writable, log: Log = print
+    archive: str | os.PathLike, member: str, out: Writable, log: Log = print_flush
 ) -> None:
     """Copy ``member`` of a zip or tar(.gz) ``archive`` into the binary stream ``out``."""
     archive = Path(archive)
@@ -461,7 +567,8 @@ def _fetch_remote(
     if src.method != "url":
         raise ValueError(f"{label}: unknown fetch method {src.method!r}")
     if src.member is None:
-        return _download(url, dest, sha256, src.sha1, label, **opts)
+        with _locked(dest):
+            return _download(url, dest, sha256, src.sha1, label, **opts)
     archive = _cached_archive(url, src.archive_sha256, dest.parent.parent, opts)
     with _atomic_target(dest) as out:
         try:
@@ -488,7 +595,7 @@ def fetch(
     retries: int = 4,
     backoff: float = 1.0,
     timeout: float = 60.0,
-    log: Log = print,
+    log: Log = print_flush,
     base_url: str | None = None,
 ) -> Path:
     """Obtain the registered file ``corpus/name`` as ``dest``, verified, written atomically.

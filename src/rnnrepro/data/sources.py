@@ -11,7 +11,9 @@ Pure Python (no torch), so the Snakefile and the CLI can import it cheaply.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 SYNEVAL_COMMIT = "edb737877a02092807ac55e165d653108b8e1509"
 """BeckyMarvin/LM_syneval commit the EMNLP 2018 templates are read from."""
@@ -263,7 +265,22 @@ def get_source(corpus: str, name: str) -> Source:
     return REGISTRY[corpus][name]
 
 
-OVERRIDABLE = ("sha256", "mirror_path", "url", "member", "archive_sha256")
+def unpublished(corpus: str, paths: list[str | Path]) -> list[str]:
+    """The files among ``paths`` (named like the registry's ``<corpus>/<name>``, e.g.
+    ``results/downloads/wikitext103/train.txt``) whose content is not the published file:
+    their digest differs from the built-in registry's sha256 or SHA-1 (a ``data_sources``
+    override, such as a test stand-in, does not change the answer)."""
+    out = []
+    for path in map(Path, paths):
+        source = _build()[corpus][path.name]
+        data = path.read_bytes()
+        checks = [(hashlib.sha256, source.sha256), (hashlib.sha1, source.sha1)]
+        if any(digest and algo(data).hexdigest() != digest for algo, digest in checks):
+            out.append(str(path))
+    return out
+
+
+OVERRIDABLE = ("sha256", "sha1", "mirror_path", "url", "member", "archive_sha256")
 
 
 def apply_overrides(path: str) -> None:

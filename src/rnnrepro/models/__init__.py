@@ -23,6 +23,10 @@ AWD-LSTM's names: ``dropoute`` embedding rows, ``dropouti`` input, ``dropouth`` 
 - ``memory_lstm``     hidden_size (= embedding size, tied), memory ("none" | "attention" |
                       "continuous_stack" | "discrete_stack" | "multipop_stack"), slots=10,
                       dropout, dropouti, candidate_dropout (seed 002)
+- ``awd_lstm``        embedding_dim, layer_sizes, major_proportions=None (Major-Minor layers,
+                      seed 004), minor_input="embedding", experts=0 (mixture of softmaxes),
+                      dropout, dropouth, dropouti, dropoute, dropoutl, weight_drop,
+                      tie_weights=True (AWD-LSTM, AWD-LSTM-MoS, AWD-MMLSTM-MoS)
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "first_order_rnn": ("second_order", "FirstOrderRNNLM"),
     "mi_rnn": ("second_order", "MIRNNLM"),
     "memory_lstm": ("memory", "MemoryLSTMLM"),
+    "awd_lstm": ("awd", "AWDLSTMLM"),
 }
 
 MODEL_NAMES = tuple(REGISTRY)

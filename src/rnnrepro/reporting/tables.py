@@ -54,6 +54,7 @@ TABLE_COLUMNS = [
     "experiment",
     "dataset",
     "model",
+    "stage",
     "metric",
     "comparison",
     "paper",
@@ -67,6 +68,8 @@ TABLE_COLUMNS = [
     "verdict",
 ]
 COLUMN_LEGEND = {
+    "stage": "train (the trained model), finetune (after fine-tuning) or dynamic_eval (the "
+    "fine-tuned model, dynamically evaluated); shown when a table has later stages",
     "comparison": "`=` a reported value; `<`, `<=`, `>=` a claimed bound, checked on every run",
     "paper": "the published number (see `paper_numbers.csv` for the exact source)",
     "reproduced": "mean ± sample std over runs: seeds, or folds × seeds when the paper's "
@@ -239,8 +242,9 @@ def build_table(
             & ((runs["dataset"] == ref["dataset"]) | (runs["family"] == ref["dataset"]))
             & (runs["model"] == ref["model"])
         ]
-        if "stage" in matched:  # a reference row without a stage is about the trained model
-            matched = matched[matched["stage"] == ref.get("stage", "train")]
+        stage = ref.get("stage") or "train"  # a reference row without one: the trained model
+        if "stage" in matched:
+            matched = matched[matched["stage"] == stage]
         values = matched[metric].dropna().to_numpy(float)
         n = len(values)
         mean = values.mean() if n else math.nan
@@ -262,6 +266,7 @@ def build_table(
                 "experiment": ref["experiment"],
                 "dataset": ref["dataset"],
                 "model": ref["model"],
+                "stage": stage,
                 "metric": metric,
                 "comparison": ref["comparison"],
                 "paper": ref["value"],
@@ -349,12 +354,14 @@ def write_table(
     ``sections`` (Markdown lines) follow the table.
     """
     df.to_csv(csv_path, index=False)
+    if "stage" in df and set(df["stage"]) <= {"train"}:  # one stage: no column for it
+        df = df.drop(columns=["stage"])
     lines = [f"# {title}", ""]
     title_notes = list(title_notes)
     if title_notes:
         lines += [f"> {note}  " for note in title_notes] + [""]
     lines += ["Columns:", ""]
-    lines += [f"- **{name}**: {text}" for name, text in COLUMN_LEGEND.items()]
+    lines += [f"- **{name}**: {text}" for name, text in COLUMN_LEGEND.items() if name in df]
     lines += ["", *[f"{note}  " for note in notes]]
     below = df[df["verdict"] == "below floor"]
     for _, row in below.iterrows():

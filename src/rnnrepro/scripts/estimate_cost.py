@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = summarise(costs)
     bases = Counter(c.epochs_basis for c in costs)
     print(f"Cost of scale {config['scale']!r} ({args.config}): {len(costs)} training jobs")
-    left_out = len(cfg.runs(config)) - len(costs)
+    jobs = sum(len(cfg.stages(config, r.experiment, r.model, r.dataset)) for r in cfg.runs(config))
+    left_out = jobs - len(costs)
     if left_out:
         print(
             f"Not counted: {left_out} text run(s) with no measured epoch time in "
@@ -110,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nupper bound: every run reaches its max_epochs. expected epochs: "
         f"{bases['history']} run(s) from their history.csv, {bases['same model']} from finished "
-        f"runs of the same model, {bases['fraction']} at {args.expected_fraction:g} × max_epochs."
+        f"runs of the same model, {bases['no early stopping']} at max_epochs (procedures that "
+        f"never stop early), {bases['fraction']} at {args.expected_fraction:g} × max_epochs."
     )
     print(
         f"Per epoch: training tokens padded per batch + validation (batch 64) at {VAL_COST:.2f} "

@@ -50,11 +50,11 @@ def main(argv: list[str] | None = None) -> None:
     metrics = {**run_summary(args.model, record), "run": run, "scale": args.scale}
     if framing == "stream":  # the whole split as one stream, state carried (MODELS §7.1)
         training = run["training"]
+        columns = {"val": training.get("eval_batch_size", 10)}
+        columns["test"] = training.get("test_batch_size") or columns["val"]  # MoS: test batch 1
         for split, path in (("val", args.val), ("test", args.test)):
             ids = text.stream_ids(text.read_token_file(path), index, path)
-            result = evaluate_stream(
-                model, ids, training.get("eval_batch_size", 10), training["bptt"], device
-            )
+            result = evaluate_stream(model, ids, columns[split], training["bptt"], device)
             metrics[split] = result.as_dict(metric)
             print(f"{split}: {metrics[split]}", flush=True)
         Path(args.out_metrics).write_text(json.dumps(metrics, indent=2) + "\n")

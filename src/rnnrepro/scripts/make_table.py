@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rnnrepro.data.sources import unpublished
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import (
     build_table,
@@ -56,6 +57,13 @@ def main(argv: list[str] | None = None) -> None:
         default="paper",
         help="the config's scale: verdicts of reduced scales are marked, rows not run say so",
     )
+    parser.add_argument(
+        "--corpus",
+        nargs="+",
+        metavar=("NAME", "FILE"),
+        help="a corpus and the downloaded files the runs read: the title says whether they are "
+        "the published ones (their registered digests)",
+    )
     parser.add_argument("--title", help="Markdown title (default: paper and table)")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
@@ -74,6 +82,8 @@ def main(argv: list[str] | None = None) -> None:
         "bpc": args.bpc_tolerance,
         "ce": args.ce_tolerance,
     }
+    if args.corpus:
+        args.note.append(corpus_note(args.corpus[0], args.corpus[1:]))
     runs = collect_metrics(args.metrics)
     table = build_table(reference, runs, read_floors(args.floors), tolerances, args.scale)
     title = args.title or f"{args.paper} {table_label or '(all tables)'}: paper vs reproduction"
@@ -98,6 +108,18 @@ def main(argv: list[str] | None = None) -> None:
             f"WARNING: {row['dataset']}/{row['model']} {row['metric']} below generator floor",
             file=sys.stderr,
         )
+
+
+def corpus_note(corpus: str, files: list[str]) -> str:
+    """Whether the runs read the published ``corpus`` (a line under the table's title)."""
+    different = unpublished(corpus, files)
+    if not different:
+        return f"Corpus {corpus}: the published files (registered digests verified)."
+    return (
+        f"Corpus {corpus}: NOT the published files ({', '.join(different)} differ from the "
+        "registered digests): no run in this table read the real corpus; its rows test the "
+        "pipeline on a stand-in."
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,163 @@
+"""Dynamic evaluation (Krause et al. 2018), as zihangdai/mos ``dynamiceval.py`` runs it on
+AWD-LSTM-MoS (MODELS.md §5.2).
+
+1. Gradient statistics: one pass over the training stream in ``batch_size`` columns and windows
+   of ``bptt`` tokens, no dropout, the state carried: MS = sqrt(Σ_windows g²) per weight (the
+   *sum* over windows, MoS's default; Krause's current code takes the mean, sqrt(Σ g² / n), and
+   its default η and ε are ~100x smaller to match). The decay rate of a weight is
+   MS / Σ_tensors mean(MS), clipped at 1/λ.
+2. The evaluated stream in one column, window by window: score the window with the current
+   weights θ, backpropagate its mean loss, then θ ← θ − η g / (MS + ε) + λ · decay ⊙ (θ_0 − θ).
+   The result is the mean NLL per token (MoS weights the last, shorter window by its length).
+
+Seed 004's Table V values (η 0.0024, ε 0.0025, λ 0.07 on PTB) are on the scale of MoS's defaults
+(η 0.002, ε 0.001, λ 0.075), not of Krause's current ones (η 5e-5, ε 2e-5), so MoS's sum
+normalisation is the one followed. Dropout is off in both passes (Krause's code evaluates in eval
+mode; MoS keeps its modules in training mode with ``use_dropout = False``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..data.batching import stream_batches
+from ..models.base import RecurrentLM
+from ..tasks import map_state
+
+
+@dataclass(frozen=True)
+class DynamicEvalSettings:
+    """Config key ``dynamic_eval.<name>`` (seed 004 Table V; MoS's dynamiceval.py names)."""
+
+    batch_size: int  # columns of the training stream for the gradient statistics
+    lr: float  # η
+    epsilon: float  # ε
+    lamb: float  # λ: decay towards the trained weights
+    bptt: int  # tokens per window (gradient statistics and adaptation)
+    max_batches: int | None = None  # gradient statistics on at most this many windows
+
+    @classmethod
+    def from_dict(cls, settings: dict) -> DynamicEvalSettings:
+        known = {f.name for f in fields(cls)}
+        unknown = set(settings) - known
+        if unknown:
+            raise ValueError(f"unknown dynamic_eval settings: {', '.join(sorted(unknown))}")
+        return cls(**settings)
+
+
+def _loss(model: RecurrentLM, inputs: Tensor, targets: Tensor, state):
+    logits, state = model(inputs, state)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+    return loss, state
+
+
+def gradient_statistics(
+    model: RecurrentLM,
+    ids: Tensor,
+    settings: DynamicEvalSettings,
+    device: torch.device | str = "cpu",
+) -> dict[str, Tensor]:
+    """MS = sqrt(Σ_windows g²) per parameter, over the training stream (step 1 above)."""
+    model.eval()
+    params = dict(model.named_parameters())
+    squares = {name: torch.zeros_like(p) for name, p in params.items()}
+    state = None
+    for index, (inputs, targets) in enumerate(
+        stream_batches(ids, settings.batch_size, settings.bptt)
+    ):
+        if settings.max_batches is not None and index >= settings.max_batches:
+            break
+        model.zero_grad(set_to_none=True)
+        loss, state = _loss(model, inputs.to(device), targets.to(device), state)
+        loss.backward()
+        state = map_state(Tensor.detach, state)
+        for name, p in params.items():
+            if p.grad is not None:
+                squares[name] += p.grad * p.grad
+    return {name: s.sqrt() for name, s in squares.items()}
+
+
+def decay_rates(ms: dict[str, Tensor], lamb: float) -> dict[str, Tensor]:
+    """MS / Σ_tensors mean(MS), clipped at 1/λ (a rate above it would overshoot θ_0)."""
+    total = sum(float(m.mean()) for m in ms.values())
+    return {name: (m / total).clamp(max=1.0 / lamb) for name, m in ms.items()}
+
+
+@dataclass
+class Progress:
+    """Where an adaptation pass over one stream stands (checkpointed to resume exactly)."""
+
+    windows: int = 0  # windows scored so far
+    nll: float = 0.0  # summed NLL (nats) of their tokens
+    tokens: int = 0
+    state: object = None  # the recurrent state after the last window
+
+
+def adapt(
+    model: RecurrentLM,
+    ids: Tensor,
+    ms: dict[str, Tensor],
+    decay: dict[str, Tensor],
+    theta0: dict[str, Tensor],
+    settings: DynamicEvalSettings,
+    progress: Progress,
+    device: torch.device | str = "cpu",
+    should_stop: Callable[[], bool] = lambda: False,
+) -> bool:
+    """Dynamic evaluation of one stream (step 2 above), continuing from ``progress`` (updated in
+    place; the model must hold the weights that progress reached). ``should_stop`` is asked
+    after every window; when it says yes the pass returns early, to be checkpointed and
+    resumed. True when the stream is done."""
+    params = dict(model.named_parameters())
+    model.eval()
+    for index, (inputs, targets) in enumerate(stream_batches(ids, 1, settings.bptt)):
+        if index < progress.windows:
+            continue
+        model.zero_grad(set_to_none=True)
+        loss, state = _loss(model, inputs.to(device), targets.to(device), progress.state)
+        loss.backward()
+        with torch.no_grad():
+            for name, p in params.items():
+                if p.grad is None:
+                    continue
+                step = decay[name] * (theta0[name] - p) * settings.lamb
+                step -= settings.lr * p.grad / (ms[name] + settings.epsilon)
+                p += step
+        progress.windows = index + 1
+        progress.nll += loss.item() * targets.numel()
+        progress.tokens += targets.numel()
+        progress.state = map_state(Tensor.detach, state)
+        if should_stop():
+            return False
+    return True
+
+
+def every(seconds: float) -> Callable[[], bool]:
+    """A ``should_stop`` that says yes once ``seconds`` have passed since the last yes."""
+    last = [time.monotonic()]
+
+    def due() -> bool:
+        if time.monotonic() - last[0] >= seconds:
+            last[0] = time.monotonic()
+            return True
+        return False
+
+    return due
+
+
+def summary(progress: Progress) -> dict:
+    """The pass's metrics in ``metrics.json``'s per-split form."""
+    loss = progress.nll / progress.tokens
+    return {
+        "loss": loss,
+        "ppl": math.exp(loss),
+        "tokens": progress.tokens,
+        "windows": progress.windows,
+    }

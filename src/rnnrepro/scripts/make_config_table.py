@@ -1,0 +1,56 @@
+"""Write a configuration table (seed 004 Tables IV, V): the paper's hyper-parameters next to the
+settings config.yaml resolves to, as CSV and Markdown.
+
+``--settings`` is JSON mapping "dataset/model/stage" to a run's resolved ``training``,
+``hparams`` and ``dynamic_eval`` at paper scale; ``--scaled`` the same at the selected scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rnnrepro.reporting.configs import config_table
+from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.tables import markdown_lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--paper", required=True)
+    parser.add_argument("--table", required=True, help="e.g. 'Table IV'")
+    parser.add_argument("--settings", required=True, help="JSON, paper scale")
+    parser.add_argument("--scaled", help="JSON, the selected scale (omit at paper scale)")
+    parser.add_argument("--scale", default="paper")
+    parser.add_argument("--title", required=True)
+    parser.add_argument("--out-csv", required=True)
+    parser.add_argument("--out-md", required=True)
+    args = parser.parse_args(argv)
+
+    reference = load_reference(args.paper, args.table)
+    if reference.empty:
+        parser.error(f"no reference rows for paper {args.paper!r}, table {args.table!r}")
+    scaled = json.loads(args.scaled) if args.scaled else None
+    table = config_table(reference, json.loads(args.settings), args.scale, scaled)
+    table.to_csv(args.out_csv, index=False)
+    counts = table["verdict"].value_counts()
+    lines = [
+        f"# {args.title}",
+        "",
+        "Each row: the paper's printed value (`paper`, source in paper_numbers.csv), the value "
+        "config.yaml gives at paper scale (`config`, from the key `config_key` of the run's "
+        "resolved training, hparams or dynamic_eval settings) and whether they are equal.",
+    ]
+    if scaled is not None:
+        lines.append(
+            f"The `at {args.scale} scale` column shows the value the selected scale runs with "
+            "where it differs (docs/methods.md, scales)."
+        )
+    lines += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()), ""]
+    lines += markdown_lines(table)
+    Path(args.out_md).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
