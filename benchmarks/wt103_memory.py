@@ -7,6 +7,12 @@ a fresh process whose peak resident memory is read from the kernel (ru_maxrss). 
 batch of 128 does not fit this 24 GiB machine; memory grows linearly with the batch (the logits
 and their gradient, 70 · B · 267,735 floats each), so the batch-128 figure is the fitted line's.
 
+The fitted batch-128 step time also gives each model's paper-scale epoch (103,227,021 training
+tokens; validation's 217,646 tokens forward only, at a third of a training token's cost, as
+``rnnrepro.cost`` counts validation): the script writes these rows into
+``benchmarks/results/epoch_times.csv``, which the cost estimate reads (``--from-csv`` redoes
+only that from an earlier measurement).
+
     python benchmarks/wt103_memory.py [--batches 4 8 16] [--out benchmarks/results/wt103_memory.csv]
 """
 
@@ -15,6 +21,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
+import os
 import resource
 import subprocess
 import sys
@@ -22,7 +30,8 @@ import time
 from pathlib import Path
 
 V, T, PAPER_BATCH = 267_735, 70, 128
-TRAIN_TOKENS = 103_227_021  # seed 004 Table I
+TRAIN_TOKENS, VAL_TOKENS = 103_227_021, 217_646  # seed 004 Table I
+EPOCH_TIMES = "benchmarks/results/epoch_times.csv"
 
 
 def step(model_name: str, batch: int) -> dict:
@@ -59,15 +68,53 @@ def step(model_name: str, batch: int) -> dict:
     }
 
 
+def epoch_row(fitted: dict) -> dict:
+    """benchmarks/epoch_times.py's row for a model from its fitted batch-128 measurement."""
+    from rnnrepro.cost import VAL_COST
+
+    per_token = float(fitted["seconds_per_batch"]) / (PAPER_BATCH * T)
+    train, val = per_token * TRAIN_TOKENS, per_token * VAL_COST * VAL_TOKENS
+    return {
+        "experiment": "major_minor",
+        "dataset": "wikitext103",
+        "model": fitted["model"],
+        "params": fitted["params"],
+        "batches_per_epoch": math.ceil(TRAIN_TOKENS / (PAPER_BATCH * T)),
+        "seconds_per_batch": fitted["seconds_per_batch"],
+        "train_seconds": round(train, 1),
+        "val_seconds": round(val, 1),
+        "epoch_seconds": round(train + val, 1),
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+
+
+def update_epoch_times(rows: list[dict]) -> None:
+    """Replace the WikiText-103 rows of EPOCH_TIMES by those of the fitted measurements."""
+    fitted = [epoch_row(r) for r in rows if str(r["batch"]).endswith("(fitted)")]
+    with open(EPOCH_TIMES, newline="") as f:
+        reader = csv.DictReader(f)
+        columns, kept = reader.fieldnames, [r for r in reader if r["dataset"] != "wikitext103"]
+    with open(EPOCH_TIMES, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(kept + fitted)
+    print(f"updated {EPOCH_TIMES}: {', '.join(r['model'] for r in fitted)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, nargs="+", default=[4, 8, 16])
     parser.add_argument("--models", nargs="+", default=["wt103_lstm", "wt103_mmlstm"])
     parser.add_argument("--out", default="benchmarks/results/wt103_memory.csv")
+    parser.add_argument("--from-csv", action="store_true", help="only update the epoch times")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # model batch: child process
     args = parser.parse_args()
     if args.one:
         print(json.dumps(step(args.one[0], int(args.one[1]))))
+        return
+    if args.from_csv:
+        with open(args.out, newline="") as f:
+            update_epoch_times(list(csv.DictReader(f)))
         return
     rows = []
     for name in args.models:
@@ -101,6 +148,7 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     print(f"wrote {args.out}")
+    update_epoch_times(rows)
 
 
 if __name__ == "__main__":

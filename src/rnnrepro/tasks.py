@@ -19,6 +19,7 @@ from .data.batching import (
     Vocabulary,
     lm_batches,
     padded_batches,
+    read_stream,
     stream_batches,
     variable_bptt_lengths,
 )
@@ -184,8 +185,7 @@ class StreamTask(Task):
         self.eval_batch_size = run["training"].get("eval_batch_size", 10)
         self.vocab = text.read_vocab(vocab)
         index = {token: i for i, token in enumerate(self.vocab)}
-        self.train = torch.tensor(text.stream_ids(text.read_token_file(train), index, train))
-        self.val = torch.tensor(text.stream_ids(text.read_token_file(val), index, val))
+        self.train, self.val = read_stream(train, index), read_stream(val, index)
         self.files = [Path(train), Path(val), Path(vocab)]
         self.state = None
         self.baseline: float | None = None  # REINFORCE's moving average of the reward

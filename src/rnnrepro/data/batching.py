@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
+
+from .text import iter_token_file, stream_ids
 
 
 class Vocabulary:
@@ -146,6 +149,15 @@ def variable_bptt_lengths(bptt: int, seed: int, max_delta: int | None = None) ->
         mean = bptt if torch.rand((), generator=generator).item() < 0.95 else bptt / 2
         length = max(5, int(mean + 5 * torch.randn((), generator=generator).item()))
         yield length if cap is None else min(length, cap)
+
+
+def read_stream(path: str | os.PathLike, index: dict[str, int]) -> torch.Tensor:
+    """A token file (one line per sequence) as one stream of ids, every line then ``<eos>``
+    (``text.stream_ids``), read line by line: only the ids are held (8 bytes per token)."""
+    ids = stream_ids(iter_token_file(path), index, str(path))
+    if not ids:
+        return torch.empty(0, dtype=torch.long)
+    return torch.frombuffer(ids, dtype=torch.int64)
 
 
 def stream_batches(

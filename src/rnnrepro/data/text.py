@@ -19,7 +19,8 @@ import os
 import random
 import re
 import string
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -40,13 +41,12 @@ T = TypeVar("T")
 # The token-file format
 
 
-def read_token_file(path: str | os.PathLike) -> list[list[str]]:
-    """One token list per line; an empty line is an empty sequence.
+def iter_token_file(path: str | os.PathLike) -> Iterator[list[str]]:
+    """One token list per line, read lazily; an empty line is an empty sequence.
 
     ValueError naming the file and 1-based line for an empty token (double, leading or trailing
     space) or whitespace other than single spaces.
     """
-    seqs = []
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
             text = line.removesuffix("\n")
@@ -55,8 +55,12 @@ def read_token_file(path: str | os.PathLike) -> list[list[str]]:
                 raise ValueError(
                     f"{path}:{lineno}: empty token (tokens must be separated by single spaces)"
                 )
-            seqs.append(tokens)
-    return seqs
+            yield tokens
+
+
+def read_token_file(path: str | os.PathLike) -> list[list[str]]:
+    """``iter_token_file``'s lines as a list."""
+    return list(iter_token_file(path))
 
 
 def write_token_file(sequences: Iterable[Sequence[str]], path: str | os.PathLike) -> None:
@@ -236,11 +240,12 @@ def prepare_stream(
     return splits, vocab
 
 
-def stream_ids(lines: Iterable[Sequence[str]], index: dict[str, int], path: str) -> list[int]:
-    """One token stream: every line's ids followed by ``<eos>``; ValueError naming the file,
-    line and token for a token outside the vocabulary."""
+def stream_ids(lines: Iterable[Sequence[str]], index: dict[str, int], path: str) -> array:
+    """One token stream: every line's ids followed by ``<eos>``, as 8-byte integers (103M
+    WikiText-103 tokens take 0.8 GB, a list of ints 3.7 GB); ValueError naming the file, line
+    and token for a token outside the vocabulary."""
     eos = index[EOS]
-    out: list[int] = []
+    out = array("q")
     for lineno, line in enumerate(lines, start=1):
         try:
             out.extend(index[token] for token in line)

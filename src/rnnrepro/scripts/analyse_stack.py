@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from rnnrepro.data import text
+from rnnrepro.data.batching import read_stream
 from rnnrepro.evaluation import run_identity
 from rnnrepro.evaluation.scored_model import add_scored_model_arguments, scored_model_path
 from rnnrepro.fileio import atomic_open
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     path = scored_model_path(args)
     model, record = load_model(path)
     index = {token: i for i, token in enumerate(record["vocab"])}
-    ids = text.stream_ids(text.read_token_file(args.test), index, args.test)
+    ids = read_stream(args.test, index)
     training = record["run"]["training"]
     states, histogram = stack_actions(
         model, ids, training.get("eval_batch_size", 10), training["bptt"]

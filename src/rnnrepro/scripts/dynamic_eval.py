@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from rnnrepro.data import text
+from rnnrepro.data.batching import read_stream
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_summary
 from rnnrepro.evaluation.dynamic import (
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     vocab = record["vocab"]
     index = {token: i for i, token in enumerate(vocab)}
     streams = {
-        split: torch.tensor(text.stream_ids(text.read_token_file(path), index, path))
+        split: read_stream(path, index)
         for split, path in (("train", args.train), ("val", args.val), ("test", args.test))
     }
     theta0 = {n: p.detach().clone() for n, p in model.named_parameters()}

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from rnnrepro.data import text
+from rnnrepro.data.batching import read_stream
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_summary
 from rnnrepro.evaluation.text import (
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
         columns = {"val": training.get("eval_batch_size", 10)}
         columns["test"] = training.get("test_batch_size") or columns["val"]  # MoS: test batch 1
         for split, path in (("val", args.val), ("test", args.test)):
-            ids = text.stream_ids(text.read_token_file(path), index, path)
+            ids = read_stream(path, index)
             result = evaluate_stream(model, ids, columns[split], training["bptt"], device)
             metrics[split] = result.as_dict(metric)
             print(f"{split}: {metrics[split]}", flush=True)
