@@ -16,11 +16,10 @@ import argparse
 import csv
 import math
 import os
-import statistics
-import time
 from pathlib import Path
 
 import torch
+from timing import timed
 from torch import nn
 
 from rnnrepro.models.awd import MajorMinorLSTM, WeightDropLSTM
@@ -46,16 +45,6 @@ def same_size_lstm(n_in: int, params: int) -> int:
     # 4h² + (4 n_in + 8) h - params = 0
     b = 4 * n_in + 8
     return round((-b + math.sqrt(b * b + 16 * params)) / 8)
-
-
-def timed(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -13,11 +13,10 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import statistics
-import time
 from pathlib import Path
 
 import torch
+from timing import timed
 from torch import nn
 
 from rnnrepro.models.memory import MEMORIES, MemoryLSTM
@@ -32,16 +31,6 @@ CASES = [
     ("discrete stack K=10", "discrete_stack", 10),
     ("multipop stack K=10", "multipop_stack", 10),
 ]
-
-
-def timed(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -278,3 +278,25 @@ def test_random_search_trials_are_seeded_jobs_within_their_ranges():
     model["search"] = {"lr": [0.01, 0.001]}
     with pytest.raises(cfg.ConfigError, match=r"search.lr': low 0.01 > high 0.001"):
         cfg.check(config)
+
+
+def test_an_experiment_caps_its_own_runs_at_a_reduced_scale():
+    config = base_config()
+    config["scale"] = "cpu"
+    caps = config["experiments"]["major_minor"]["scales"]["cpu"]
+    run = cfg.run_config(config, "major_minor", "ptb_stream", "awd_mmlstm_mos", "finetune")
+    assert run["training"]["max_epochs"] == caps["max_epochs"]
+    assert run["training"]["max_batches"] == caps["max_batches"]
+    assert run["training"]["max_eval_tokens"] == caps["max_eval_tokens"]
+    dynamic = cfg.dynamic_eval_settings(config, "major_minor", "ptb_stream", "awd_mmlstm_mos")
+    assert dynamic["max_batches"] == caps["max_batches"] and dynamic["lamb"] == 0.07
+    notes = " ".join(cfg.scale_notes(config, "text", "major_minor"))
+    assert f"at most {caps['max_batches']} batches per epoch" in notes
+    assert f"at most {caps['max_epochs']} epochs per run" in notes
+    # other experiments keep the scale's own caps
+    memory = cfg.run_config(config, "memory", "ptb_stream", "lstm_650", trial=1)["training"]
+    assert memory["max_epochs"] == config["scales"]["cpu"]["max_epochs"]
+    assert "max_batches" not in memory and "max_eval_tokens" not in memory
+    config["scale"] = "paper"
+    paper = cfg.run_config(config, "major_minor", "ptb_stream", "awd_mmlstm_mos")["training"]
+    assert paper["max_epochs"] == 1000 and "max_batches" not in paper

@@ -152,9 +152,10 @@ def dynamic_eval_settings(config: dict, experiment: str, dataset: str, model: st
     if name is None:
         return None
     settings = dict(config["dynamic_eval"][name])
-    cap = training_caps(config, experiment).get("max_batches")
-    if cap is not None:
-        settings["max_batches"] = min(settings.get("max_batches", cap), cap)
+    caps = training_caps(config, experiment)
+    for key in ("max_batches", "max_eval_tokens"):
+        if key in caps:
+            settings[key] = min(settings.get(key, caps[key]), caps[key])
     return settings
 
 
@@ -164,8 +165,9 @@ def scale_settings(config: dict) -> dict:
 
 
 def training_caps(config: dict, experiment: str) -> dict:
-    """The selected scale's caps on an experiment's training: ``max_epochs`` (the scale's, or
-    the experiment's own ``scales.<scale>``) and ``max_batches`` (the experiment's)."""
+    """The selected scale's caps on an experiment's runs: ``max_epochs`` (the scale's, or the
+    experiment's own ``scales.<scale>``), ``max_batches`` and ``max_eval_tokens`` (the
+    experiment's)."""
     caps = {k: v for k, v in scale_settings(config).items() if k == "max_epochs"}
     own = config["experiments"].get(experiment, {}).get("scales", {}).get(config["scale"], {})
     return {**caps, **own}
@@ -440,9 +442,9 @@ def run_config(
     caps = training_caps(config, experiment)
     if "max_epochs" in caps:
         training["max_epochs"] = min(training["max_epochs"], caps["max_epochs"])
-    if "max_batches" in caps:
-        cap = caps["max_batches"]
-        training["max_batches"] = min(training.get("max_batches", cap), cap)
+    for key in ("max_batches", "max_eval_tokens"):
+        if key in caps:
+            training[key] = min(training.get(key, caps[key]), caps[key])
     out["hparams"] = hparams
     out["training"] = training
     if fam == "dyck":
@@ -477,6 +479,11 @@ def scale_notes(config: dict, track: str = "text", experiment: str | None = None
         notes.append(
             f"at most {caps['max_batches']} batches per epoch (the first windows of each column) "
             "and as many windows of dynamic evaluation's gradient statistics;"
+        )
+    if "max_eval_tokens" in caps:
+        notes.append(
+            f"validation, test and dynamic evaluation on the first {caps['max_eval_tokens']:,} "
+            "tokens of each stream;"
         )
     if track == "dyck":
         dyck, full = settings["dyck"], paper["dyck"]

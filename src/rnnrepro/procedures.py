@@ -52,6 +52,7 @@ class Procedure:
     max_batches: int | None = None  # train on at most this many batches per epoch
     eval_batch_size: int = 10  # stream datasets: columns of the validation stream
     test_batch_size: int | None = None  # columns of the test stream (default eval_batch_size)
+    max_eval_tokens: int | None = None  # validate and test on the first N tokens of a stream
     optimizer: str = "adam"  # "adam", "rmsprop" or "sgd"
     weight_decay: float = 0.0  # L2 penalty of the optimiser
     # NT-ASGD (AWD-LSTM): with SGD, average the weights from the epoch whose validation loss is

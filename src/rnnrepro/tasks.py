@@ -186,6 +186,7 @@ class StreamTask(Task):
         self.vocab = text.read_vocab(vocab)
         index = {token: i for i, token in enumerate(self.vocab)}
         self.train, self.val = read_stream(train, index), read_stream(val, index)
+        self.val = self.val[: run["training"].get("max_eval_tokens")]  # reduced scales
         self.files = [Path(train), Path(val), Path(vocab)]
         self.state = None
         self.baseline: float | None = None  # REINFORCE's moving average of the reward

@@ -42,6 +42,7 @@ class DynamicEvalSettings:
     lamb: float  # λ: decay towards the trained weights
     bptt: int  # tokens per window (gradient statistics and adaptation)
     max_batches: int | None = None  # gradient statistics on at most this many windows
+    max_eval_tokens: int | None = None  # adapt to the first N tokens of each evaluated stream
 
     @classmethod
     def from_dict(cls, settings: dict) -> DynamicEvalSettings:

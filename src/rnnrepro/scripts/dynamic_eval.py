@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         split: read_stream(path, index)
         for split, path in (("train", args.train), ("val", args.val), ("test", args.test))
     }
+    for split in SPLITS:  # reduced scales
+        streams[split] = streams[split][: settings.max_eval_tokens]
     theta0 = {n: p.detach().clone() for n, p in model.named_parameters()}
     key, checkpoint = digest(args), Path(args.checkpoint)
     saved = torch.load(checkpoint, weights_only=True) if checkpoint.exists() else None

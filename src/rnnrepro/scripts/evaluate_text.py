@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
         columns = {"val": training.get("eval_batch_size", 10)}
         columns["test"] = training.get("test_batch_size") or columns["val"]  # MoS: test batch 1
         for split, path in (("val", args.val), ("test", args.test)):
-            ids = read_stream(path, index)
+            ids = read_stream(path, index)[: training.get("max_eval_tokens")]
             result = evaluate_stream(model, ids, columns[split], training["bptt"], device)
             metrics[split] = result.as_dict(metric)
             print(f"{split}: {metrics[split]}", flush=True)
