@@ -148,7 +148,8 @@ def test_cli_on_the_shipped_config(tmp_path, capsys):
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     dyck = [r for r in cfg.runs(config) if cfg.family(r.dataset) == "dyck"]
     assert f"{len(dyck)} training jobs" in printed
-    assert f"Not counted: {len(cfg.runs(config)) - len(dyck)} text run(s)" in printed
+    jobs = sum(len(cfg.stages(config, r.experiment, r.model, r.dataset)) for r in cfg.runs(config))
+    assert f"Not counted: {jobs - len(dyck)} text run(s)" in printed
     assert "CPU, 1 thread" in printed and "device-hours" in printed
     with out.open(newline="") as f:
         rows = list(csv.DictReader(f))
@@ -169,3 +170,16 @@ def test_cli_runs_as_a_module():
     )
     assert proc.returncode == 0, proc.stderr
     assert "Cost of scale 'smoke'" in proc.stdout
+
+
+def test_fine_tuning_is_a_job_and_the_awd_recipe_runs_every_epoch(throughput):
+    config = base_config()
+    times = {("major_minor", "ptb_stream", "awd_mmlstm_mos"): 100.0}
+    costs = cost.estimate(config, throughput, epoch_times=times)
+    mine = [c for c in costs if c.run.model == "awd_mmlstm_mos"]
+    assert [c.run.stage for c in mine] == ["train", "finetune"]
+    train, tune = mine
+    assert train.epochs_basis == "no early stopping" and train.expected_epochs == 1000
+    # fine-tuning stops at the non-monotone condition: the default fraction of its cap
+    assert tune.epochs_basis == "fraction" and tune.expected_epochs == 250
+    assert tune.upper_hours == pytest.approx(1000 * 100 / 3600)
