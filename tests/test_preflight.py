@@ -99,7 +99,7 @@ def test_cost_summary_at_paper_scale_matches_the_estimate(capsys, tmp_path):
     from pipeline_utils import ROOT
 
     config = base_config()
-    runs = cfg.runs(config)
+    runs = cfg.jobs(config)  # what the pipeline plans: every stage of every run
     summary = cost_summary(config, runs, ROOT, tmp_path)
     assert summary.startswith(f"Scale 'paper': {len(runs)} training job(s) to run.")
     estimate_cost_main(

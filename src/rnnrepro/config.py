@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rnnrepro import budget
 from rnnrepro.provenance import architecture_names
@@ -367,6 +367,15 @@ def runs(config: dict, experiment: str | None = None, model: str | None = None) 
                         for k in search_trials(config, exp, name)
                     ]
     return out
+
+
+def jobs(config: dict, experiment: str | None = None) -> list[Run]:
+    """Every training job: each run at each of its stages (training, then fine-tuning)."""
+    return [
+        replace(run, stage=stage)
+        for run in runs(config, experiment)
+        for stage in stages(config, run.experiment, run.model, run.dataset)
+    ]
 
 
 def _solve(architecture: str, fam: str, settings: dict, hparams: dict) -> dict:

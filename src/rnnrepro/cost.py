@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -250,11 +250,10 @@ def estimate(
     cfg.check(config)
     epoch_times = epoch_times or {}
     all_runs = [
-        replace(r, stage=stage)
-        for r in cfg.runs(config)
+        r
+        for r in cfg.jobs(config)
         if cfg.family(r.dataset) == "dyck"
         or (r.experiment, cfg.family(r.dataset), r.model) in epoch_times
-        for stage in cfg.stages(config, r.experiment, r.model, r.dataset)
     ]
     done = {r: read_history(runs_dir, r) for r in all_runs} if runs_dir else {}
     out = []

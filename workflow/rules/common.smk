@@ -256,9 +256,9 @@ def config_table_settings(scale):
 def stage_files(name):
     """One per-run file of every later stage (e.g. fine-tuning) configured for any run."""
     return [
-        f"results/runs/{replace(run, stage=stage).path}/{name}"
-        for run in cfg.runs(config)
-        for stage in cfg.stages(config, run.experiment, run.model, run.dataset)[1:]
+        f"results/runs/{run.path}/{name}"
+        for run in cfg.jobs(config)
+        if run.stage != "train"
     ]
 
 

@@ -97,8 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = summarise(costs)
     bases = Counter(c.epochs_basis for c in costs)
     print(f"Cost of scale {config['scale']!r} ({args.config}): {len(costs)} training jobs")
-    jobs = sum(len(cfg.stages(config, r.experiment, r.model, r.dataset)) for r in cfg.runs(config))
-    left_out = jobs - len(costs)
+    left_out = len(cfg.jobs(config)) - len(costs)
     if left_out:
         print(
             f"Not counted: {left_out} text run(s) with no measured epoch time in "
