@@ -152,16 +152,26 @@ def dynamic_eval_settings(config: dict, experiment: str, dataset: str, model: st
     if name is None:
         return None
     settings = dict(config["dynamic_eval"][name])
-    caps = training_caps(config, experiment)
-    for key in ("max_batches", "max_eval_tokens"):
-        if key in caps:
-            settings[key] = min(settings.get(key, caps[key]), caps[key])
-    return settings
+    return _capped(settings, training_caps(config, experiment), ("max_batches", "max_eval_tokens"))
 
 
 def scale_settings(config: dict) -> dict:
     """The settings of the selected scale."""
     return config["scales"][config["scale"]]
+
+
+# What a scale (or an experiment at a scale) may cap: a run's epochs, batches per epoch and
+# evaluated tokens of a stream.
+CAPS = ("max_epochs", "max_batches", "max_eval_tokens")
+
+
+def _capped(settings: dict, caps: dict, keys: tuple[str, ...]) -> dict:
+    """``settings`` with each of ``keys`` lowered to its cap (set to it when absent)."""
+    out = dict(settings)
+    for key in keys:
+        if key in caps:
+            out[key] = min(out.get(key, caps[key]), caps[key])
+    return out
 
 
 def training_caps(config: dict, experiment: str) -> dict:
@@ -448,12 +458,7 @@ def run_config(
         sampled = trial_settings(config, experiment, dataset, model, trial)
         training.update(sampled)
         out["trial"] = {"index": trial, **sampled}
-    caps = training_caps(config, experiment)
-    if "max_epochs" in caps:
-        training["max_epochs"] = min(training["max_epochs"], caps["max_epochs"])
-    for key in ("max_batches", "max_eval_tokens"):
-        if key in caps:
-            training[key] = min(training.get(key, caps[key]), caps[key])
+    training = _capped(training, training_caps(config, experiment), CAPS)
     out["hparams"] = hparams
     out["training"] = training
     if fam == "dyck":

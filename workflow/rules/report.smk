@@ -215,6 +215,17 @@ TEXT_TABLES = {
     ),
 }
 
+# Tables whose runs read a corpus we could only test on a stand-in: the table's title says,
+# from the downloaded files' digests, whether they are the published ones.
+CHECKED_CORPORA = {"major_minor_table7": "wikitext103"}
+
+
+def corpus_files(table):
+    """The downloaded files of the corpus ``table`` checks (none for most tables)."""
+    corpus = CHECKED_CORPORA.get(table)
+    return [f"results/downloads/{corpus}/{s}.txt" for s in SPLITS] if corpus else []
+
+
 for name, (paper, labels, datasets, metrics_files, title) in TEXT_TABLES.items():
 
     rule:
@@ -222,11 +233,7 @@ for name, (paper, labels, datasets, metrics_files, title) in TEXT_TABLES.items()
             f"table_{name}"
         input:
             metrics=metrics_files,
-            corpus=(
-                [f"results/downloads/wikitext103/{s}.txt" for s in SPLITS]
-                if "wikitext103" in datasets
-                else []
-            ),
+            corpus=corpus_files(name),
         output:
             csv=f"results/tables/{name}.csv",
             md=report(
@@ -243,9 +250,9 @@ for name, (paper, labels, datasets, metrics_files, title) in TEXT_TABLES.items()
             paper=paper,
             labels=labels,
             datasets=f"--datasets {datasets}" if datasets else "",
-            corpus=lambda wildcards, input: (
-                f"--corpus wikitext103 {' '.join(input.corpus)}"
-                if input.corpus
+            corpus=(
+                f"--corpus {CHECKED_CORPORA[name]} {' '.join(corpus_files(name))}"
+                if name in CHECKED_CORPORA
                 else ""
             ),
             title=title,
