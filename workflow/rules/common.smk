@@ -253,6 +253,17 @@ def config_table_settings(scale):
     return json.dumps(settings, sort_keys=True)
 
 
+# Tables whose runs read a corpus we could only test on a stand-in: the table's title says,
+# from the downloaded files' digests, whether they are the published ones.
+CHECKED_CORPORA = {"major_minor_table7": "wikitext103"}
+
+
+def corpus_files(table):
+    """The downloaded files of the corpus ``table`` checks (none for most tables)."""
+    corpus = CHECKED_CORPORA.get(table)
+    return [f"results/downloads/{corpus}/{s}.txt" for s in SPLITS] if corpus else []
+
+
 def stage_files(name):
     """One per-run file of every later stage (e.g. fine-tuning) configured for any run."""
     return [

@@ -215,17 +215,6 @@ TEXT_TABLES = {
     ),
 }
 
-# Tables whose runs read a corpus we could only test on a stand-in: the table's title says,
-# from the downloaded files' digests, whether they are the published ones.
-CHECKED_CORPORA = {"major_minor_table7": "wikitext103"}
-
-
-def corpus_files(table):
-    """The downloaded files of the corpus ``table`` checks (none for most tables)."""
-    corpus = CHECKED_CORPORA.get(table)
-    return [f"results/downloads/{corpus}/{s}.txt" for s in SPLITS] if corpus else []
-
-
 for name, (paper, labels, datasets, metrics_files, title) in TEXT_TABLES.items():
 
     rule:
