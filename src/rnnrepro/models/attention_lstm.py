@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from . import native
 from ._lstm_ops import (
     fused_gate_index,
     gate_views,
@@ -47,9 +48,10 @@ class MixedLSTMFunction(torch.autograd.Function):
         h0, c0    [B, h]         initial state
         g_mask    [T, B, h]      optional dropout mask on the candidate g (0 or 1/(1-p))
     Outputs: hs [T, B, h] (h_t after every step) and c_T [B, h].
-    Per step: forward 9 torch ops, backward 3 (on CPU, small steps cost per op and per view,
-    so the loops reuse work buffers and index only what changes per step). The forward keeps
-    the activated gates and mixed states; the backward rebuilds the rest in batched ops.
+    On CPU at small sizes both loops run compiled (``native``); otherwise in Python, per step
+    forward 9 torch ops, backward 3 (small steps cost per op and per view, so the loops reuse
+    work buffers and index only what changes per step). The forward keeps the activated gates
+    and mixed states; the backward rebuilds the rest in batched ops.
     """
 
     @staticmethod
@@ -64,6 +66,16 @@ class MixedLSTMFunction(torch.autograd.Function):
     ):
         T, B, _ = xw.shape
         S, h = alpha.shape[2], weight_hh.shape[1]
+        kernels = native.use_native(xw, alpha, weight_hh, hidden_size=h)
+        ctx.native = kernels is not None
+        if kernels is not None:
+            mask = native.empty(xw) if g_mask is None else g_mask.contiguous()
+            hs, cs, acts, cell_c = kernels.mixed_lstm_forward(
+                xw.contiguous(), alpha.contiguous(), weight_hh.t().contiguous(), h0.contiguous(),
+                c0.contiguous(), mask,
+            )  # fmt: skip
+            ctx.save_for_backward(alpha, weight_hh, h0, c0, hs, cs, acts, cell_c, mask)
+            return hs, cs[-1]
         G = 4 * S * h
         # One step's work row [activated gates (4, S, h) | mixed state (h_t, c_t)], with views
         # built once; after each step it is copied to history[t].
@@ -94,6 +106,8 @@ class MixedLSTMFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, d_hs: Tensor, d_c_last: Tensor):
+        if ctx.native:
+            return _mixed_lstm_native_backward(ctx, d_hs, d_c_last)
         alpha, weight_hh, h0, c0, history, g_mask = ctx.saved_tensors
         T, B, S, h = *alpha.shape, weight_hh.shape[1]
         G, K = 4 * S * h, 4 * S + 1  # K gradient slots per step: 4·S gates, then dc_{t-1}
@@ -135,6 +149,19 @@ class MixedLSTMFunction(torch.autograd.Function):
             d_states = grads[1:, :, K - 1 :].reshape(T * B, 2 * h, 1)  # (dc_t, dh_t)
             d_alpha = torch.bmm(cells, d_states).view(T, B, S)
         return d_xw, d_alpha, d_weight, grads[0, :, K], grads[0, :, K - 1], None
+
+
+def _mixed_lstm_native_backward(ctx, d_hs: Tensor, d_c_last: Tensor) -> tuple:
+    """``MixedLSTMFunction.backward`` with the compiled loop (``native``)."""
+    alpha, weight_hh, h0, c0, hs, cs, acts, cell_c, mask = ctx.saved_tensors
+    T, B, h = hs.shape
+    d_xw, d_alpha, d_h0, d_c0 = native.kernels().mixed_lstm_backward(
+        d_hs.contiguous(), d_c_last.contiguous(), alpha, weight_hh.t().contiguous(), c0, hs, cs,
+        acts, cell_c, mask,
+    )  # fmt: skip
+    h_prev = torch.cat((h0.unsqueeze(0), hs[:-1])).view(T * B, h)
+    d_weight = d_xw.view(T * B, -1).t() @ h_prev
+    return d_xw, d_alpha, d_weight, d_h0, d_c0, None
 
 
 class MixedLSTM(nn.Module):

@@ -20,9 +20,48 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.autograd.function import once_differentiable
 
 from ..data.dyck import parse_bracket
+from . import native
 from .base import RecurrentLM
+
+
+class DyckStackFunction(torch.autograd.Function):
+    """The stack updates of all steps as one compiled loop each way (``native``).
+
+    forward(x [T, B, d], gate [T, B], h0 [B, m, d]) returns the stacks [T, B, m, d];
+    ``stack_updates`` is the Python loop it replaces (the fallback and the test oracle).
+    """
+
+    @staticmethod
+    def forward(ctx, x, gate, h0):
+        x, gate, h0 = x.contiguous(), gate.contiguous(), h0.contiguous()
+        stacks = native.kernels().dyck_stack_forward(x, gate, h0)
+        ctx.save_for_backward(x, gate, h0, stacks)
+        return stacks
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, d_stacks):
+        x, gate, h0, stacks = ctx.saved_tensors
+        return tuple(
+            native.kernels().dyck_stack_backward(d_stacks.contiguous(), x, gate, h0, stacks)
+        )
+
+
+def stack_updates(x: Tensor, gate: Tensor, h: Tensor) -> Tensor:
+    """Stacks [T, B, m, d] after each step from x [T, B, d], gates [T, B] and h_0 [B, m, d]:
+    h_t = g_t [x_t; h_{t-1}[0:m-1]] + (1 - g_t) [h_{t-1}[1:m]; 0]."""
+    if native.use_native(x, gate, h) is not None:  # no matrix: compiled at every size
+        return DyckStackFunction.apply(x, gate, h)
+    stacks = []
+    for x_t, g_t in zip(x.unsqueeze(2), gate[:, :, None, None], strict=True):
+        pushed = torch.cat((x_t, h[:, :-1]), 1)
+        popped = F.pad(h[:, 1:], (0, 0, 0, 1))
+        h = torch.lerp(popped, pushed, g_t)  # g·pushed + (1 - g)·popped
+        stacks.append(h)
+    return torch.stack(stacks)
 
 
 class DyckRNN(RecurrentLM):
@@ -60,18 +99,13 @@ class DyckRNN(RecurrentLM):
         self.readout = nn.Linear(slot_dim, num_types)  # top slot -> closing-type logits
 
     def forward(self, tokens: Tensor, state: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        x = self.embedding(tokens).unsqueeze(2)  # [T, B, 1, d]
-        gates = torch.sigmoid(self.proj(x))  # [T, B, 1, 1]
+        x = self.embedding(tokens)  # [T, B, d]
+        gates = torch.sigmoid(self.proj(x)).squeeze(2)  # [T, B]
         h = state
         if h is None:
             h = x.new_zeros(tokens.shape[1], self.stack_depth, self.slot_dim)  # [B, m, d]
-        stacks = []
-        for x_t, g_t in zip(x, gates, strict=True):
-            pushed = torch.cat((x_t, h[:, :-1]), 1)
-            popped = F.pad(h[:, 1:], (0, 0, 0, 1))
-            h = torch.lerp(popped, pushed, g_t)  # g·pushed + (1 - g)·popped
-            stacks.append(h)
-        return self.readout(torch.stack(stacks)[:, :, 0]), h  # [T, B, k]
+        stacks = stack_updates(x, gates, h)
+        return self.readout(stacks[:, :, 0]), stacks[-1]  # [T, B, k]
 
     def recurrent_parameters(self) -> int:
         return self.proj.weight.numel()

@@ -21,6 +21,7 @@ import torch
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
+from . import native
 from .base import RNNModel
 from .multiplicative import cell_backward_step, lstm_backward_factors, lstm_cell_forward
 from .rnn import uniform_
@@ -40,7 +41,8 @@ class MultiMatrixRecurrence(torch.autograd.Function):
             choices [G, K, n, n], w_vh [G·K, n], w_vv [G·K, G·K] (block-diagonal over groups))
     returns h [T, B, n], v_T [B, G·K] and, for the LSTM (c0 given), c_T [B, n].
 
-    At small sizes the cost is per torch call, so the loops are short. Forward, per step: 6
+    On CPU at small sizes both loops run compiled (``native``). In Python, where at small sizes
+    the cost is per torch call, the loops are short. Forward, per step: 6
     (mmRNN) / 11 (mmLSTM) calls on a work row copied to a history buffer: z_t = x_v_t +
     [h_{t-1} | V_{t-1}] W_z (one addmm), u_t = h_{t-1} [W_g[k]]ᵀ (one mm), v_t = softmax(z_t)
     written straight into V_t, pre_t = x_pre_t + V_t u_t (one baddbmm), then the cell. V_t
@@ -56,6 +58,16 @@ class MultiMatrixRecurrence(torch.autograd.Function):
         T, B, GK = x_v.shape
         G, K, n = choices.shape[:3]
         lstm = c0 is not None
+        kernels = native.use_native(x_pre, x_v, choices, hidden_size=n)
+        ctx.native = kernels is not None
+        if kernels is not None:
+            hs, vs, cs, acts, us = kernels.multi_matrix_forward(
+                *(t.contiguous() for t in (x_pre, x_v, h0)),
+                native.empty(h0) if c0 is None else c0.contiguous(),
+                *(t.contiguous() for t in (v0, choices, w_vh, w_vv)),
+            )
+            ctx.save_for_backward(choices, w_vh, w_vv, hs, vs, cs, acts, us)
+            return (hs[1:], vs[T]) if not lstm else (hs[1:], vs[T], cs[T])
         # One work row [h | V (G·G·K) | c | tanh(c) | gates (4n)] (LSTM; [h | V] for the RNN),
         # views built once, copied to history[t] after step t. V holds v block-diagonally
         # (zeros off the diagonal blocks); [h | V] is what z of the next step reads.
@@ -112,27 +124,23 @@ class MultiMatrixRecurrence(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_h, grad_v, grad_c=None):
-        choices, w_vh, w_vv, hs, vs, cs, acts, tanh_c = ctx.saved_tensors
+        choices, w_vh, w_vv, hs, vs, *_ = ctx.saved_tensors
+        d_pre, d_z, d_h0, d_c0, d_v0, d_u = _state_backward(ctx, grad_h, grad_v, grad_c)
         G, K, n = choices.shape[:3]
         T, B = grad_h.shape[:2]
         GK = G * K
-        saved = (choices, w_vh, w_vv, hs, vs, cs, acts, tanh_c)
-        S = (n if cs is None else 2 * n) + GK  # size of the recurrent state (h[, c], v)
-        if T * B * S * S <= JACOBIAN_MAX_ELEMENTS:
-            d_pre, d_z, d_h0, d_c0, d_v0 = _jacobian_backward(*saved, grad_h, grad_v, grad_c)
-        elif n <= FEW_CALLS_MAX_HIDDEN:
-            d_pre, d_z, d_h0, d_c0, d_v0 = _few_calls_backward(*saved, grad_h, grad_v, grad_c)
-        else:
-            d_pre, d_z, d_h0, d_c0, d_v0 = _loop_backward(*saved, grad_h, grad_v, grad_c)
         # weight gradients over all steps; d_pre [T, B, G, n], d_z [T, B, G·K]
         d_z_2d = d_z.reshape(T * B, GK)
         d_w_z = d_z_2d.t() @ torch.cat((hs[:-1], vs[:-1]), -1).view(T * B, n + GK)
         h_prev = hs[:-1].reshape(T * B, n)
-        v_all = vs[1:].view(T * B, G, K)
-        d_choices = torch.empty_like(choices)
-        for g in range(G):
-            weighted = v_all[:, g, :, None] * d_pre[:, :, g].reshape(T * B, 1, n)  # [T·B, K, n]
-            torch.mm(weighted.view(T * B, K * n).t(), h_prev, out=d_choices[g].view(K * n, n))
+        if d_u is not None:  # ∂u[g, k] = v[g, k] ∂pre[g], from the compiled loop
+            d_choices = (d_u.view(T * B, GK * n).t() @ h_prev).view_as(choices)
+        else:
+            v_all = vs[1:].view(T * B, G, K)
+            d_choices = torch.empty_like(choices)
+            for g in range(G):
+                weighted = v_all[:, g, :, None] * d_pre[:, :, g].reshape(T * B, 1, n)  # ∂u
+                torch.mm(weighted.view(T * B, K * n).t(), h_prev, out=d_choices[g].view(K * n, n))
         return (
             d_pre.reshape(T, B, G * n),
             d_z_2d.view(T, B, GK),
@@ -143,6 +151,35 @@ class MultiMatrixRecurrence(torch.autograd.Function):
             d_w_z[:, :n],
             d_w_z[:, n:],
         )
+
+
+def _state_backward(ctx, grad_h, grad_v, grad_c):
+    """The time loop of the backward: ∂pre [T, B, G, n], ∂z [T, B, G·K], ∂h_0, ∂c_0 (LSTM,
+    else None), ∂v_0 and ∂u [T, B, G·K·n] (u[g, k] = W_g[k] h_{t-1}; None from Python); compiled
+    (``native``) when the forward was, else the Python loop for the size (see
+    ``MultiMatrixRecurrence``)."""
+    if ctx.native:
+        choices, w_vh, w_vv, hs, vs, cs, acts, us = ctx.saved_tensors
+        lstm = grad_c is not None
+        d_pre, d_z, d_h0, d_c0, d_v0, d_u = native.kernels().multi_matrix_backward(
+            grad_h.contiguous(), grad_v.contiguous(),
+            grad_c.contiguous() if lstm else native.empty(hs),
+            choices.contiguous(), w_vh.contiguous(), w_vv.contiguous(), hs, vs, cs, acts, us,
+        )  # fmt: skip
+        d_pre = d_pre.view(*grad_h.shape[:2], choices.shape[0], -1)
+        return d_pre, d_z, d_h0, d_c0 if lstm else None, d_v0, d_u
+    saved = ctx.saved_tensors
+    choices, cs = saved[0], saved[5]
+    n, GK = choices.shape[2], choices.shape[0] * choices.shape[1]
+    T, B = grad_h.shape[:2]
+    S = (n if cs is None else 2 * n) + GK  # size of the recurrent state (h[, c], v)
+    if T * B * S * S <= JACOBIAN_MAX_ELEMENTS:
+        loop = _jacobian_backward
+    elif n <= FEW_CALLS_MAX_HIDDEN:
+        loop = _few_calls_backward
+    else:
+        loop = _loop_backward
+    return *loop(*saved, grad_h, grad_v, grad_c), None
 
 
 def _jacobian_backward(choices, w_vh, w_vv, hs, vs, cs, acts, tanh_c, grad_h, grad_v, grad_c):

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
+from . import native
 from .base import RNNModel
 from .rnn import uniform_
 
@@ -70,7 +71,8 @@ class MultiplicativeRecurrence(torch.autograd.Function):
     forward(x_pre [T, B, G·n], x_m [T, B, n], h0 [B, n], c0 [B, n] or None, w_hm [G·n, n])
     returns h [T, B, n] and, for the LSTM (c0 given), c_T [B, n].
 
-    At small sizes the cost is per torch call, so the loops are short: the forward is 3 (mRNN)
+    On CPU at small sizes both loops run compiled (``native``). In Python, where at small sizes
+    the cost is per torch call, the loops are short: the forward is 3 (mRNN)
     or 9 (mLSTM: a work row copied to a history buffer) calls per step; the backward precomputes
     every step's state Jacobian (``_jacobian_backward``, one baddbmm per step) while that fits in
     ``JACOBIAN_MAX_ELEMENTS``, and otherwise (large sizes, where the matmuls dominate) runs the
@@ -80,6 +82,15 @@ class MultiplicativeRecurrence(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x_pre, x_m, h0, c0, w_hm):
         T, B, n = x_m.shape
+        kernels = native.use_native(x_pre, x_m, w_hm, hidden_size=n)
+        ctx.native = kernels is not None
+        if kernels is not None:
+            hs, cs, acts, ms = kernels.multiplicative_forward(
+                x_pre.contiguous(), x_m.contiguous(), w_hm.t().contiguous(), h0.contiguous(),
+                native.empty(h0) if c0 is None else c0.contiguous(),
+            )  # fmt: skip
+            ctx.save_for_backward(x_m, w_hm, hs, ms, cs, acts)
+            return (hs[1:],) if c0 is None else (hs[1:], cs[T])
         hs = x_m.new_empty(T + 1, B, n)
         hs[0] = h0
         ms = torch.empty_like(x_m)  # m_t = x_m_t ⊙ h_{t-1}
@@ -121,6 +132,8 @@ class MultiplicativeRecurrence(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_h, grad_c=None):
+        if ctx.native:
+            return _native_backward(ctx, grad_h, grad_c)
         x_m, w_hm, hs, ms, cs, acts, tanh_c = ctx.saved_tensors
         T, B, n = x_m.shape
         G = w_hm.shape[0] // n
@@ -137,6 +150,18 @@ class MultiplicativeRecurrence(torch.autograd.Function):
             d_pre = d_pre.view(T * B, G * n)
         d_w = d_pre.t() @ ms.reshape(T * B, n)
         return d_pre.view(T, B, G * n), d_m * hs[:-1], d_h0, d_c0, d_w
+
+
+def _native_backward(ctx, grad_h, grad_c):
+    """``MultiplicativeRecurrence.backward`` with the compiled loop (``native``)."""
+    x_m, w_hm, hs, ms, cs, acts = ctx.saved_tensors
+    T, B, n = x_m.shape
+    d_pre, d_m, d_h0, d_c0 = native.kernels().multiplicative_backward(
+        grad_h.contiguous(), native.empty(hs) if grad_c is None else grad_c.contiguous(),
+        x_m.contiguous(), w_hm.t().contiguous(), hs, cs, acts,
+    )  # fmt: skip
+    d_w = d_pre.view(T * B, -1).t() @ ms.view(T * B, n)
+    return d_pre, d_m * hs[:-1], d_h0, d_c0 if grad_c is not None else None, d_w
 
 
 # Up to this many elements (8 MB in float32), the backward precomputes every step's state

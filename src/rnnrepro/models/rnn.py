@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
+from . import native
 from .base import RNNModel
 
 
@@ -41,12 +42,23 @@ class TanhRecurrence(torch.autograd.Function):
     """h_t = tanh(x_pre_t + W_hh h_{t-1}) for t = 1..T, with a hand-written BPTT.
 
     forward(x_pre [T, B, n] (input projections plus both biases), h0 [B, n], w_hh [n, n])
-    returns h [T, B, n]. Two torch calls per step in each direction: the backward step is
-    ∂pre_t = e_t + (1 - h_t^2) ⊙ (∂pre_{t+1} W_hh), with e_t = (1 - h_t^2) ⊙ ∂L/∂h_t precomputed.
+    returns h [T, B, n]. On CPU at small sizes both loops run compiled (``native``, the
+    multiplicative kernel without its multiplier); in Python two torch calls per step in each
+    direction: the backward step is ∂pre_t = e_t + (1 - h_t^2) ⊙ (∂pre_{t+1} W_hh), with
+    e_t = (1 - h_t^2) ⊙ ∂L/∂h_t precomputed.
     """
 
     @staticmethod
     def forward(ctx, x_pre, h0, w_hh):
+        kernels = native.use_native(x_pre, w_hh, hidden_size=h0.shape[-1])
+        ctx.native = kernels is not None
+        if kernels is not None:
+            none = native.empty(h0)
+            hs = kernels.multiplicative_forward(
+                x_pre.contiguous(), none, w_hh.t().contiguous(), h0.contiguous(), none
+            )[0]
+            ctx.save_for_backward(w_hh, hs)
+            return hs[1:]
         hs = x_pre.new_empty(x_pre.shape[0] + 1, *h0.shape)
         hs[0] = h0
         w_t = w_hh.t()
@@ -61,6 +73,13 @@ class TanhRecurrence(torch.autograd.Function):
     def backward(ctx, grad_h):
         w_hh, hs = ctx.saved_tensors
         T = grad_h.shape[0]
+        if ctx.native:
+            none = native.empty(hs)
+            d_pre, _, d_h0, _ = native.kernels().multiplicative_backward(
+                grad_h.contiguous(), none, none, w_hh.t().contiguous(), hs, none, none
+            )
+            d_w = d_pre.view(T * hs.shape[1], -1).t() @ hs[:-1].reshape(-1, hs.shape[2])
+            return d_pre, d_h0, d_w
         slope = 1 - hs[1:] * hs[1:]
         d_pre = slope * grad_h  # e_t, completed in place step by step
         d_h = torch.empty_like(hs[0])
