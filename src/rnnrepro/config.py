@@ -462,7 +462,11 @@ def run_config(
     out["hparams"] = hparams
     out["training"] = training
     if fam == "dyck":
-        out["dyck"] = {"k": config["dyck"]["k"], "m": dyck_m(dataset)}
+        out["dyck"] = {
+            "k": config["dyck"]["k"],
+            "m": dyck_m(dataset),
+            "wcpa_min_events": config["dyck"]["wcpa_min_events"],
+        }
         out["reading"] = config["dyck"]["reading"]
     return out
 

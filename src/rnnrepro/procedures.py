@@ -15,6 +15,12 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+# What counts as a bad epoch for the LR decay and for early stopping (seed 000's "early stopping
+# after 6 epochs of increasing validation perplexity" and "learning rate decay of 0.5, with
+# patience 3" can be read either way): "no_improvement", an epoch that sets no new best
+# validation loss (``ReduceLROnPlateau``; early stopping after that many such epochs in a row);
+# "increase", an epoch whose validation loss is above the previous epoch's (counted in a row).
+BAD_EPOCH_READINGS = ("no_improvement", "increase")
 OPTIMIZERS = {
     "adam": torch.optim.Adam,
     "rmsprop": torch.optim.RMSprop,
@@ -43,7 +49,12 @@ class Procedure:
     max_epochs: int
     early_stopping_patience: int
     lr_decay: float | None = None  # multiply the LR by this on a validation plateau
-    lr_patience: int = 0  # epochs without improvement before decaying
+    lr_patience: int = 0  # decay after more than this many bad epochs in a row
+    lr_decay_on: str = "no_improvement"  # what a bad epoch is for the decay (BAD_EPOCH_READINGS)
+    # "no_improvement": a new best must beat the old by this fraction (ReduceLROnPlateau's
+    # relative threshold; PyTorch's default 1e-4)
+    lr_decay_threshold: float = 1e-4
+    stop_on: str = "no_improvement"  # what a bad epoch is for early stopping
     grad_clip: float | None = None  # max gradient norm
     stop_loss: float | None = None  # stop once the validation loss is below this
     bptt: int | None = None  # stream datasets: steps per window
@@ -74,6 +85,12 @@ class Procedure:
             )
         if self.asgd_nonmono is not None and self.optimizer != "sgd":
             raise ValueError("asgd_nonmono (NT-ASGD) needs optimizer: sgd")
+        for key in ("lr_decay_on", "stop_on"):
+            if getattr(self, key) not in BAD_EPOCH_READINGS:
+                raise ValueError(
+                    f"{key} must be one of {', '.join(BAD_EPOCH_READINGS)}, "
+                    f"not {getattr(self, key)!r}"
+                )
         if self.on_nonfinite not in ON_NONFINITE:
             raise ValueError(
                 f"on_nonfinite must be one of {', '.join(ON_NONFINITE)}, not {self.on_nonfinite!r}"
@@ -99,11 +116,17 @@ class Procedure:
         return OPTIMIZERS[self.optimizer](params, lr=self.lr, weight_decay=self.weight_decay)
 
     def make_scheduler(self, optimizer: torch.optim.Optimizer):
-        """Plateau decay of the LR on the validation loss, or None."""
+        """Decay of the LR on the validation loss (``lr_decay_on``), or None."""
         if not self.lr_decay:
             return None
+        if self.lr_decay_on == "increase":
+            return DecayOnIncrease(optimizer, self.lr_decay, self.lr_patience)
         return torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, mode="min", factor=self.lr_decay, patience=self.lr_patience
+            optimizer,
+            mode="min",
+            factor=self.lr_decay,
+            patience=self.lr_patience,
+            threshold=self.lr_decay_threshold,
         )
 
     @contextmanager
@@ -152,16 +175,55 @@ class Procedure:
         self, epoch: int, val_loss: float, bad_epochs: int, earlier: list[float] = ()
     ) -> str:
         """Why training stops after ``epoch`` (1-based; ``earlier``: the validation losses of
-        the epochs before), or "" to go on."""
+        the epochs before; ``bad_epochs``: epochs since the best), or "" to go on."""
         if self.average_from_start and self.non_monotone(list(earlier), val_loss):
             return f"non-monotone: no better than {self.asgd_nonmono} epochs before"
         if self.stop_loss is not None and val_loss < self.stop_loss:
             return f"validation loss below {self.stop_loss:g}"
-        if bad_epochs >= self.early_stopping_patience:
+        if self.stop_on == "increase":
+            rises = increases_in_a_row([*earlier, val_loss])
+            if rises >= self.early_stopping_patience:
+                return f"validation loss rose {rises} epochs in a row"
+        elif bad_epochs >= self.early_stopping_patience:
             return f"no improvement for {bad_epochs} epochs"
         if epoch == self.max_epochs:
             return f"reached max_epochs={self.max_epochs}"
         return ""
+
+
+def increases_in_a_row(losses: list[float]) -> int:
+    """How many of the last epochs each had a higher validation loss than the epoch before."""
+    count = 0
+    for before, after in zip(losses[-2::-1], losses[::-1], strict=False):
+        if not after > before:
+            break
+        count += 1
+    return count
+
+
+class DecayOnIncrease:
+    """Multiply the LR by ``factor`` once the validation loss has risen in more than
+    ``patience`` epochs in a row (then count afresh): ``lr_decay_on: increase``. Same interface
+    as ``ReduceLROnPlateau`` (``step(loss)``, ``state_dict``, ``load_state_dict``)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, factor: float, patience: int):
+        self.optimizer, self.factor, self.patience = optimizer, factor, patience
+        self.last: float | None = None
+        self.rises = 0
+
+    def step(self, loss: float) -> None:
+        self.rises = self.rises + 1 if self.last is not None and loss > self.last else 0
+        self.last = loss
+        if self.rises > self.patience:
+            for group in self.optimizer.param_groups:
+                group["lr"] *= self.factor
+            self.rises = 0
+
+    def state_dict(self) -> dict:
+        return {"last": self.last, "rises": self.rises}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.last, self.rises = state["last"], state["rises"]
 
 
 class WeightAverage:

@@ -39,8 +39,20 @@ def _dotted(path: Path, root: Path) -> str:
 
 
 def imports(path: Path, root: Path = ROOT) -> frozenset[Path]:
-    """Package modules imported by ``path`` (absolute or relative imports, any depth)."""
+    """Package modules imported by ``path`` (absolute or relative imports, any depth), and the
+    files it lists in ``DIGEST_FILES``."""
     return _imports(path, root, path.read_text(encoding="utf-8"))
+
+
+def _digest_files(tree: ast.Module, path: Path) -> set[Path]:
+    """Non-Python files a module builds from (e.g. C++ sources), listed in its module-level
+    ``DIGEST_FILES`` tuple literal, relative to the module's directory."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            getattr(target, "id", "") == "DIGEST_FILES" for target in node.targets
+        ):
+            return {path.parent / name for name in ast.literal_eval(node.value)}
+    return set()
 
 
 @cache
@@ -48,8 +60,9 @@ def _imports(path: Path, root: Path, source: str) -> frozenset[Path]:
     """``imports`` of ``source`` (cached per content: each module is parsed once)."""
     module = _dotted(path, root)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[Path] = set()
-    for node in ast.walk(ast.parse(source, str(path))):
+    tree = ast.parse(source, str(path))
+    found: set[Path] = _digest_files(tree, path)
+    for node in ast.walk(tree):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -88,7 +101,8 @@ def closure(entries: tuple[str, ...], root: Path = ROOT) -> list[Path]:
         if path in seen:
             continue
         seen.add(path)
-        todo.extend(imports(path, root) - seen)
+        if path.suffix == ".py":
+            todo.extend(imports(path, root) - seen)
     return sorted(seen)
 
 

@@ -23,7 +23,7 @@ from .data.batching import (
     stream_batches,
     variable_bptt_lengths,
 )
-from .evaluation.dyck import evaluate_dyck
+from .evaluation.dyck import DyckEvalSet, evaluate_dyck
 from .evaluation.text import evaluate_stream, evaluate_text, framing_ids
 from .models.base import RecurrentLM
 from .objectives import reinforce_loss, sequence_loss
@@ -84,7 +84,8 @@ class DyckTask(Task):
         self.vocab = dyck.vocabulary(k)
         self._ids = Vocabulary(self.vocab)
         self.train = [self._ids.encode(s) for s in dyck.read_sequences(train, k=k, m=m)]
-        self.val = dyck.read_sequences(val, k=k, m=m)
+        self.val = DyckEvalSet(dyck.read_sequences(val, k=k, m=m), self.vocab, run["reading"])
+        self.min_events = run["dyck"].get("wcpa_min_events", 1)
         self.files = [Path(train), Path(val)]
         self.close_type = torch.tensor(dyck.close_type_ids(self.vocab), device=device)
 
@@ -111,9 +112,14 @@ class DyckTask(Task):
 
     def evaluate(self, model):
         result = evaluate_dyck(
-            model, self.val, self.vocab, reading=self.run["reading"], device=self.device
+            model, self.val, self.vocab, device=self.device, min_events=self.min_events
         )
-        return {"loss": result.loss, "ppl": result.ppl, "wcpa": result.wcpa}
+        return {
+            "loss": result.loss,
+            "ppl": result.ppl,
+            "wcpa": result.wcpa,
+            "robust_wcpa": result.robust_wcpa,
+        }
 
 
 class TextTask(Task):

@@ -439,6 +439,13 @@ FIGURE_INPUTS = {
 }
 
 
+def figure_options(kind):
+    """make_figure options of a figure kind: the robust WCPA's threshold for the Dyck ones."""
+    if kind in ("ldpa", "val_wcpa"):
+        return f"--min-events {config['dyck']['wcpa_min_events']}"
+    return ""
+
+
 def dyck_floors():
     return [f"results/data/{d}/floor.json" for d in cfg.dataset_names(config, "dyck")]
 

@@ -18,12 +18,14 @@ rule evaluate_dyck:
         "../../envs/rnnrepro.yaml"
     params:
         reading=config["dyck"]["reading"],
+        min_events=config["dyck"]["wcpa_min_events"],
         scale=config["scale"],
         device=config["device"],
         code=run_code("evaluate_dyck"),
     shell:
         "python -m rnnrepro.scripts.evaluate_dyck --model {input.model} --history {input.history}"
-        " --val {input.val} --test {input.test} --reading {params.reading} --scale {params.scale}"
+        " --val {input.val} --test {input.test} --reading {params.reading}"
+        " --wcpa-min-events {params.min_events} --scale {params.scale}"
         " --device {params.device} --out-metrics {output.metrics} --out-ldpa {output.ldpa}"
         " > {log} 2>&1"
 

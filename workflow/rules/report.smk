@@ -40,6 +40,7 @@ rule table_second_order_lstm_table1:
         tolerance=config["reporting"],
         scale=config["scale"],
         notes=scale_note_options("dyck"),
+        min_events=config["dyck"]["wcpa_min_events"],
         code=script_code("make_table"),
     shell:
         "python -m rnnrepro.scripts.make_table --paper second_order_lstm --table 'Table 1'"
@@ -48,6 +49,7 @@ rule table_second_order_lstm_table1:
         " --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
+        " --wcpa-min-events {params.min_events}"
         " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
 
 
@@ -70,6 +72,7 @@ rule table_multi_matrix_dyck:
         datasets=DYCK_DATASETS,
         scale=config["scale"],
         notes=scale_note_options("dyck"),
+        min_events=config["dyck"]["wcpa_min_events"],
         code=script_code("make_table"),
     shell:
         "python -m rnnrepro.scripts.make_table --paper multi_matrix --datasets {params.datasets}"
@@ -77,6 +80,7 @@ rule table_multi_matrix_dyck:
         " --metrics {input.metrics} --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
+        " --wcpa-min-events {params.min_events}"
         " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
 
 
@@ -101,11 +105,12 @@ for figure, (kind, run_file, figure_runs, track) in FIGURE_INPUTS.items():
             "../../envs/rnnrepro.yaml"
         params:
             kind=kind,
+            options=figure_options(kind),
             notes=scale_note_options(track),
             code=script_code("make_figure"),
         shell:
             "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
-            " {params.notes} > {log} 2>&1"
+            " {params.options} {params.notes} > {log} 2>&1"
 
 
 # Seed 000 Table 3: syntactic evaluation of the WikiText-2 language models.

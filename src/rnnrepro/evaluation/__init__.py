@@ -31,4 +31,6 @@ def run_summary(model_path: str | Path, record: dict) -> dict:
         "train_seconds": record["train_seconds"],
         "stopped_because": record["stopped_because"],
         "diverged": record.get("diverged", False),
+        "kernels": record.get("kernels"),  # compiled ("native") or Python time loops
+        "training": record.get("run", {}).get("training"),  # the procedure's settings
     }

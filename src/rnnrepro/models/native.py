@@ -80,11 +80,13 @@ def backend() -> str:
 
 
 def use_native(*tensors: torch.Tensor, hidden_size: int = 0):
-    """The compiled module if it should run on ``tensors`` (CPU, float32/64, a recurrent
-    matrix of at most ``MAX_HIDDEN`` units, 0 for none), else None."""
+    """The compiled module if it should run on ``tensors`` (CPU, all float32 or all float64, a
+    recurrent matrix of at most ``MAX_HIDDEN`` units, 0 for none), else None."""
     if hidden_size > MAX_HIDDEN:
         return None
     if any(t.device.type != "cpu" or t.dtype not in _DTYPES for t in tensors):
+        return None
+    if len({t.dtype for t in tensors}) > 1:
         return None
     return kernels()
 

@@ -142,7 +142,10 @@ class OneHotRecurrence(nn.Module):
 
     def forward(self, x: Tensor, state: Tensor | None = None, tokens: Tensor | None = None):
         if state is None:
-            state = torch.zeros(x.shape[1], self.hidden_size, device=x.device)
+            weight = next(
+                self.parameters()
+            )  # x holds token ids: the state takes the weights' dtype
+            state = weight.new_zeros(x.shape[1], self.hidden_size)
         hs = self.recurrence(x, state)  # [T, B, h]
         return hs, hs[-1]
 

@@ -71,14 +71,20 @@ def _dataset_title(dataset: str) -> str:
     return {"wikitext2": "WikiText-2"}.get(dataset, dataset)
 
 
-def _panels(datasets: Sequence[str], title: str) -> tuple[plt.Figure, dict]:
+def _panels(datasets: Sequence[str], title: str, rows: int = 1) -> tuple[plt.Figure, dict]:
+    """One panel per dataset (a column each); with ``rows`` > 1, a dict of columns of axes."""
     ordered = sorted(datasets, key=lambda d: (len(d), d))
-    fig, axes = plt.subplots(1, len(ordered), figsize=(4.6 * len(ordered), 3.8), squeeze=False)
+    fig, axes = plt.subplots(
+        rows, len(ordered), figsize=(4.6 * len(ordered), 3.8 * rows), squeeze=False
+    )
     fig.suptitle(title, fontsize=13)
-    for ax, dataset in zip(axes[0], ordered, strict=True):
-        ax.set_title(_dataset_title(dataset))
-        ax.grid(alpha=0.3)
-    return fig, dict(zip(ordered, axes[0], strict=True))
+    for row in axes:
+        for ax, dataset in zip(row, ordered, strict=True):
+            ax.set_title(_dataset_title(dataset))
+            ax.grid(alpha=0.3)
+    if rows == 1:
+        return fig, dict(zip(ordered, axes[0], strict=True))
+    return fig, {dataset: axes[:, j] for j, dataset in enumerate(ordered)}
 
 
 def _shade(model: str, k: int, n: int) -> tuple:
@@ -114,11 +120,34 @@ def _save(
     plt.close(fig)
 
 
-def plot_ldpa(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
-    """Fig. 2: test LDPA vs closing distance, seed-averaged, one line per model, panel per m."""
+def plot_ldpa(
+    paths: Sequence[str | Path],
+    out: str | Path,
+    notes: Sequence[str] = (),
+    min_events: int | None = None,
+) -> None:
+    """Fig. 2: test LDPA vs closing distance, seed-averaged, one line per model, panel per m;
+    in grey (right axis, log scale) the number of test events at each distance, with
+    ``min_events`` (the robust WCPA's threshold) as a dotted line."""
     df = read_runs(paths)
     df = df[df["split"] == "test"]
     fig, axes = _panels(df["dataset"].unique(), "Long-distance prediction accuracy (test)")
+    for dataset, group in df.groupby("dataset"):
+        events = group.groupby("distance")["total"].mean()  # the same test set for every run
+        twin = axes[dataset].twinx()
+        twin.fill_between(events.index, events.to_numpy(), step="mid", color="grey", alpha=0.2)
+        twin.set_yscale("log")
+        twin.set_ylabel("test events per distance", color="dimgrey")
+        if min_events:
+            twin.axhline(min_events, color="grey", ls=":", lw=1)
+            twin.annotate(
+                f"{min_events} events",
+                (events.index.max(), min_events),
+                fontsize=7,
+                color="dimgrey",
+                ha="right",
+                va="bottom",
+            )
     for (dataset, model), group in df.groupby(["dataset", "model"]):
         curve = group.groupby("distance")["accuracy"].mean()
         n = group["seed"].nunique()
@@ -135,26 +164,40 @@ def plot_ldpa(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str]
     _save(fig, out, notes)
 
 
-def plot_val_wcpa(paths: Sequence[str | Path], out: str | Path, notes: Sequence[str] = ()) -> None:
-    """Fig. 3: validation WCPA per epoch, one line per model and seed, panel per m."""
+def plot_val_wcpa(
+    paths: Sequence[str | Path],
+    out: str | Path,
+    notes: Sequence[str] = (),
+    min_events: int | None = None,
+) -> None:
+    """Fig. 3: validation WCPA per epoch, one line per model and seed, panel per m; a second
+    row (when the histories have it) over the distances with at least ``min_events`` events."""
     df = read_runs(paths)
-    fig, axes = _panels(df["dataset"].unique(), "Validation WCPA during training")
+    metrics = [("val_wcpa", "validation WCPA (every distance)")]
+    if "val_robust_wcpa" in df and df["val_robust_wcpa"].notna().any():
+        at_least = f"≥ {min_events}" if min_events else "enough"
+        metrics.append(("val_robust_wcpa", f"validation WCPA (distances with {at_least} events)"))
+    fig, columns = _panels(df["dataset"].unique(), "Validation WCPA during training", len(metrics))
+    if len(metrics) == 1:
+        columns = {dataset: [ax] for dataset, ax in columns.items()}
     for (dataset, model), group in df.groupby(["dataset", "model"]):
         seeds = sorted(group["seed"].unique())
         for k, seed in enumerate(seeds):
             run = group[group["seed"] == seed].sort_values("epoch")
-            axes[dataset].plot(
-                run["epoch"],
-                run["val_wcpa"],
-                marker="o",
-                ms=2.5,
-                lw=1.2,
-                color=_shade(model, k, len(seeds)),
-                label=f"{MODEL_LABELS.get(model, model)}, seed {seed}",
-            )
-    for ax in axes.values():
-        ax.set(xlabel="epoch", ylabel="validation WCPA", ylim=(-0.03, 1.03))
-        ax.legend(fontsize=7, loc="lower right")
+            for ax, (metric, _) in zip(columns[dataset], metrics, strict=True):
+                ax.plot(
+                    run["epoch"],
+                    run[metric],
+                    marker="o",
+                    ms=2.5,
+                    lw=1.2,
+                    color=_shade(model, k, len(seeds)),
+                    label=f"{MODEL_LABELS.get(model, model)}, seed {seed}",
+                )
+    for column in columns.values():
+        for ax, (_, label) in zip(column, metrics, strict=True):
+            ax.set(xlabel="epoch", ylabel=label, ylim=(-0.03, 1.03))
+            ax.legend(fontsize=7, loc="lower right")
     _save(fig, out, notes)
 
 

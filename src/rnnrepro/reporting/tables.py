@@ -48,7 +48,17 @@ DECIMALS = {
     "train_minutes": 1,
 }
 # per-split metrics read from metrics.json (a missing or null entry becomes NaN)
-SPLIT_METRICS = ("loss", "ppl", "wcpa", "bpc", "ce")
+SPLIT_METRICS = (
+    "loss",
+    "ppl",
+    "wcpa",
+    "bpc",
+    "ce",
+    "robust_wcpa",
+    "wcpa_events",
+    "rare_distances",
+    "distances",
+)
 FOLD_SUFFIX = re.compile(r"_fold(\d+)$")
 TABLE_COLUMNS = [
     "experiment",
@@ -172,6 +182,49 @@ def search_lines(summary: pd.DataFrame) -> list[str]:
         "",
         *markdown_lines(summary),
     ]
+
+
+def robust_wcpa_lines(runs: pd.DataFrame, min_events: int) -> list[str]:
+    """Markdown section beside a Dyck table: how many events decide each WCPA, and the WCPA
+    over distances with at least ``min_events`` events (mean ± std over runs)."""
+    if runs.empty or "test_robust_wcpa" not in runs or runs["test_robust_wcpa"].isna().all():
+        return []
+    rows = []
+    for (dataset, model), group in runs.groupby(["dataset", "model"], sort=False):
+        row = {"dataset": dataset, "model": model, "runs": len(group)}
+        for split in ("val", "test"):
+            values = {
+                name: group[f"{split}_{name}"].dropna().to_numpy(float)
+                for name in ("wcpa", "wcpa_events", "robust_wcpa", "rare_distances", "distances")
+            }
+            row[f"{split} WCPA"] = _spread(values["wcpa"], 3)
+            row[f"{split} events at the worst distance"] = _spread(values["wcpa_events"], 1)
+            row[f"{split} WCPA, ≥{min_events} events"] = _spread(values["robust_wcpa"], 3)
+            row[f"{split} distances with <{min_events} events"] = (
+                f"{values['rare_distances'].mean():.0f} of {values['distances'].mean():.0f}"
+                if len(values["distances"])
+                else ""
+            )
+        rows.append(row)
+    return [
+        "",
+        f"## WCPA and the evidence behind it (distances with at least {min_events} events)",
+        "",
+        "The papers' WCPA is the minimum LDPA over every closing distance seen, so one event at "
+        "a rare long distance can decide it. `events at the worst distance`: how many events "
+        "the distance giving the minimum holds (mean over runs). `WCPA, ≥N events`: the "
+        f"minimum over distances with at least N = {min_events} events (config "
+        "`dyck.wcpa_min_events`); mean ± std over runs.",
+        "",
+        *markdown_lines(pd.DataFrame(rows)),
+    ]
+
+
+def _spread(values: np.ndarray, decimals: int) -> str:
+    """``format_spread`` of an array of run values."""
+    n = len(values)
+    mean = values.mean() if n else math.nan
+    return format_spread(mean, values.std(ddof=1) if n > 1 else 0.0, n, decimals)
 
 
 def read_floors(paths: Iterable[str | Path]) -> dict[str, dict[str, float]]:
@@ -300,6 +353,34 @@ def tolerances_in_use(
     """The tolerances of the metric kinds that occur in ``reference_rows`` (in their order)."""
     kinds = {METRIC_KIND[metric] for metric in reference_rows["metric"]}
     return {kind: value for kind, value in tolerances.items() if kind in kinds}
+
+
+def describe_readings(paths: Iterable[str | Path]) -> str | None:
+    """Which readings of the plateau LR decay and of early stopping the runs used (seed 000's
+    "LR decay of 0.5 with patience 3" and "early stopping after 6 epochs of increasing
+    validation perplexity" can be read two ways; ``rnnrepro.procedures``), or None when no run
+    decays its LR."""
+    readings: dict[str, int] = {}
+    for path in paths:
+        training = json.loads(Path(path).read_text()).get("training") or {}
+        if not training.get("lr_decay"):
+            continue
+        decay_on = training.get("lr_decay_on", "no_improvement")
+        threshold = (
+            training.get("lr_decay_threshold", 1e-4) if decay_on == "no_improvement" else None
+        )
+        text = f"`lr_decay_on: {decay_on}`"
+        if threshold is not None:
+            text += f" (threshold {threshold:g})"
+        text += f", `stop_on: {training.get('stop_on', 'no_improvement')}`"
+        readings[text] = readings.get(text, 0) + 1
+    if not readings:
+        return None
+    return (
+        "Readings of the LR decay and early stopping used: "
+        + "; ".join(f"{text} ({n} run{'s' * (n != 1)})" for text, n in readings.items())
+        + " (docs/methods.md)."
+    )
 
 
 def describe_scales(runs: pd.DataFrame) -> str:

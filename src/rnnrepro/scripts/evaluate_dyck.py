@@ -10,7 +10,7 @@ from pathlib import Path
 from rnnrepro.data import dyck
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import IDENTITY, run_summary
-from rnnrepro.evaluation.dyck import evaluate_dyck, ldpa_rows
+from rnnrepro.evaluation.dyck import evaluate_dyck, ldpa_rows, wcpa_support
 from rnnrepro.models import load_model
 
 
@@ -21,6 +21,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--val", required=True)
     parser.add_argument("--test", required=True)
     parser.add_argument("--reading", choices=["close", "stack"], default="close")
+    parser.add_argument(
+        "--wcpa-min-events",
+        type=int,
+        default=1,
+        help="robust WCPA: the minimum over distances with at least this many events",
+    )
     parser.add_argument("--scale", required=True, help="the config scale, for the record")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--out-metrics", required=True)
@@ -42,8 +48,21 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for split, path in (("val", args.val), ("test", args.test)):
         seqs = dyck.read_sequences(path, k=k, m=m)
-        result = evaluate_dyck(model, seqs, record["vocab"], reading=args.reading, device=device)
-        metrics[split] = {"loss": result.loss, "ppl": result.ppl, "wcpa": result.wcpa}
+        result = evaluate_dyck(
+            model,
+            seqs,
+            record["vocab"],
+            reading=args.reading,
+            device=device,
+            min_events=args.wcpa_min_events,
+        )
+        metrics[split] = {
+            "loss": result.loss,
+            "ppl": result.ppl,
+            "wcpa": result.wcpa,
+            **wcpa_support(result.ldpa, args.wcpa_min_events),
+            "robust_wcpa": result.robust_wcpa,
+        }
         identity = {key: metrics[key] for key in IDENTITY}
         rows += [{**identity, "split": split, **row} for row in ldpa_rows(result.ldpa)]
         print(f"{split}: {metrics[split]}")

@@ -23,6 +23,8 @@ import argparse
 
 from rnnrepro.reporting.figures import FIGURES
 
+EVENT_KINDS = ("ldpa", "val_wcpa")  # figures that take --min-events
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -35,8 +37,18 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="footer text (repeatable), e.g. the scale and its reductions",
     )
+    parser.add_argument(
+        "--min-events",
+        type=int,
+        help="ldpa, val_wcpa: the robust WCPA's threshold (config dyck.wcpa_min_events)",
+    )
     args = parser.parse_args(argv)
-    FIGURES[args.kind](args.inputs, args.out, notes=args.note)
+    options = {}
+    if args.kind in EVENT_KINDS:
+        options["min_events"] = args.min_events
+    elif args.min_events is not None:
+        parser.error(f"--min-events applies to {', '.join(EVENT_KINDS)}, not {args.kind}")
+    FIGURES[args.kind](args.inputs, args.out, notes=args.note, **options)
 
 
 if __name__ == "__main__":

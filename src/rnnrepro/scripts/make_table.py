@@ -20,9 +20,11 @@ from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import (
     build_table,
     collect_metrics,
+    describe_readings,
     describe_scales,
     describe_tolerances,
     read_floors,
+    robust_wcpa_lines,
     search_lines,
     search_summary,
     tolerances_in_use,
@@ -64,6 +66,11 @@ def main(argv: list[str] | None = None) -> None:
         help="a corpus and the downloaded files the runs read: the title says whether they are "
         "the published ones (their registered digests)",
     )
+    parser.add_argument(
+        "--wcpa-min-events",
+        type=int,
+        help="Dyck tables: add the WCPA over distances with at least this many events",
+    )
     parser.add_argument("--title", help="Markdown title (default: paper and table)")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
@@ -85,6 +92,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.corpus:
         args.note.append(corpus_note(args.corpus[0], args.corpus[1:]))
     runs = collect_metrics(args.metrics)
+    readings = describe_readings(args.metrics)
+    if readings:
+        args.note.append(readings)
     table = build_table(reference, runs, read_floors(args.floors), tolerances, args.scale)
     title = args.title or f"{args.paper} {table_label or '(all tables)'}: paper vs reproduction"
     notes = [
@@ -101,7 +111,10 @@ def main(argv: list[str] | None = None) -> None:
         title,
         notes,
         title_notes=[*args.note, describe_scales(runs)],
-        sections=search_lines(search_summary(args.metrics)),
+        sections=[
+            *search_lines(search_summary(args.metrics)),
+            *(robust_wcpa_lines(runs, args.wcpa_min_events) if args.wcpa_min_events else []),
+        ],
     )
     for _, row in table[table["verdict"] == "below floor"].iterrows():
         print(

@@ -79,6 +79,14 @@ def start_from(model: torch.nn.Module, path: str, run: dict, vocab: list[str]) -
     model.load_state_dict(record["state_dict"])
 
 
+def loop_backend() -> str:
+    """``native`` when the model's module runs compiled time loops (it imported
+    ``rnnrepro.models.native`` and the build succeeded), else ``python``. Looked up, not
+    imported: the compiled code belongs to the code digest of those models' runs only."""
+    module = sys.modules.get("rnnrepro.models.native")
+    return module.backend() if module is not None else "python"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = json.loads(args.run)
@@ -93,9 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         start_from(model, args.init, run, task.vocab)
         print(f"starting from {args.init}", flush=True)
         task.files.append(Path(args.init))  # a retrained previous stage restarts this one
+    # which time loops the custom cells run (compiled or Python): part of the resume digest,
+    # since the two round differently
+    kernels = loop_backend() if device.type == "cpu" else "python"
     print(
-        f"{run['architecture']} {run['hparams']}, seed {args.seed}, device {device}: "
-        f"{model.num_parameters()} trainable parameters, "
+        f"{run['architecture']} {run['hparams']}, seed {args.seed}, device {device}, "
+        f"{kernels} loops: {model.num_parameters()} trainable parameters, "
         f"{model.recurrent_parameters()} recurrent; {task.describe()}",
         flush=True,
     )
@@ -106,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             settings,
             task,
             args.checkpoint,
-            task.digest(args.code),
+            task.digest(f"{args.code} {kernels}"),
             log=lambda line: print(line, flush=True),
         )
     except TrainingInterrupted as interrupt:
@@ -133,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         train_seconds=result.seconds,
         stopped_because=result.stopped_because,
         diverged=result.diverged,
+        kernels=kernels,
         init=args.init,
         params={"total": model.num_parameters(), "recurrent": model.recurrent_parameters()},
     )
