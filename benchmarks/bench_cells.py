@@ -27,13 +27,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rnnrepro.models import MODEL_NAMES, build_model
+from rnnrepro.models import MODEL_NAMES, build_model, native
 
 DYCK_VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
 
 # size -> batch, time steps, vocabulary, hyper-parameters of the models
 SIZES = {
     "dyck": dict(B=10, T=200, vocab=DYCK_VOCAB, e=30, h=12, stack_depth=4),
+    # Dyck-8: the largest Dyck size (h = 3m = 24); the multi_matrix LMs' batch is 128 sequences
+    "dyck_m8": dict(B=10, T=200, vocab=DYCK_VOCAB, e=30, h=24, stack_depth=8),
+    "dyck_m8_b128": dict(B=128, T=200, vocab=DYCK_VOCAB, e=30, h=24, stack_depth=8),
     # WikiText-2 model size; the decoder uses a smaller vocabulary (see --wt2-vocab)
     "wt2": dict(B=64, T=70, vocab=None, e=300, h=600, stack_depth=None),
 }
@@ -194,6 +197,7 @@ def run(sizes: list[str], repeats: int, wt2_vocab: int) -> list[dict]:
                     "tokens_per_s": round(tokens / seconds),
                     "seconds_per_batch": round(seconds, 5),
                     "ratio_to_nn_lstm": round(seconds / ref, 2),
+                    "loops": native.backend(),
                 }
             )
             print(f"[{size_name}] {label}: {seconds * 1e3:.1f} ms/batch", flush=True)
@@ -257,6 +261,7 @@ def main() -> None:
         rows = run_text(args.text_sizes, args.repeats, args.time_steps)
     else:
         rows = run(args.sizes, args.repeats, args.wt2_vocab)
+    print(f"time loops of the custom cells: {native.backend()} (RNNREPRO_KERNELS)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -18,6 +18,7 @@ from rnnrepro.evaluation.dyck import (
     evaluate_dyck,
     ldpa_rows,
     wcpa,
+    wcpa_support,
 )
 from rnnrepro.models.base import RecurrentLM
 from rnnrepro.objectives import sequence_loss
@@ -154,3 +155,47 @@ def test_close_output_model(dyck_sample):
     assert result.wcpa == 1.0
     assert result.n_targets == sum(len(s) for s in dyck_sample) // 2
     assert result.loss == pytest.approx(math.log(1 + math.exp(-2.0)), rel=1e-5)
+
+
+def test_robust_wcpa_ignores_distances_with_few_events():
+    ldpa = {1: (9, 10), 2: (18, 20), 40: (0, 1), 41: (1, 3)}
+    assert wcpa(ldpa) == 0.0  # one event at distance 40 decides the papers' WCPA
+    assert wcpa(ldpa, min_events=3) == pytest.approx(1 / 3)
+    assert wcpa(ldpa, min_events=10) == pytest.approx(0.9)
+    assert math.isnan(wcpa(ldpa, min_events=50))
+    support = wcpa_support(ldpa, min_events=10)
+    assert support == {
+        "wcpa_distance": 40,
+        "wcpa_events": 1,
+        "distances": 4,
+        "rare_distances": 2,
+        "wcpa_min_events": 10,
+    }
+
+
+class NoisyLM(RecurrentLM):
+    """Random logits from the tokens (deterministic): a mix of right and wrong judgements."""
+
+    def forward(self, tokens, state=None):
+        gen = torch.Generator().manual_seed(int(tokens.sum()))
+        return 3 * torch.randn(*tokens.shape, len(VOCAB), generator=gen), None
+
+
+def test_the_tally_equals_counting_each_event(dyck_sample):
+    """evaluate_dyck's batched per-distance counts against a loop over every event."""
+    from rnnrepro.data.batching import Vocabulary
+
+    model, voc = NoisyLM(), Vocabulary(VOCAB)
+    result = evaluate_dyck(model, dyck_sample, VOCAB, batch_size=1, min_events=3)
+    expected: dict[int, list[int]] = {}
+    close_ids = [VOCAB.index("a)"), VOCAB.index("b)")]
+    for seq in dyck_sample:
+        tokens = torch.tensor([voc.bos_id, *voc.encode(seq)]).unsqueeze(1)
+        probs = close_probabilities(model(tokens)[0], "vocab", close_ids)
+        for position, distance, gold in closing_positions(seq):
+            tally = expected.setdefault(distance, [0, 0])
+            tally[0] += bool(probs[position, 0, gold] > 0.8)
+            tally[1] += 1
+    assert result.ldpa == {d: tuple(v) for d, v in sorted(expected.items())}
+    assert 0 < sum(c for c, _ in result.ldpa.values()) < sum(n for _, n in result.ldpa.values())
+    assert result.robust_wcpa == wcpa(result.ldpa, 3) and result.min_events == 3

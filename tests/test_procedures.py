@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from rnnrepro.procedures import BatchLoss, Procedure
+from rnnrepro.procedures import BatchLoss, DecayOnIncrease, Procedure
 from rnnrepro.training import NonFiniteLoss, train
 
 
@@ -247,3 +247,57 @@ def test_fine_tuning_needs_the_non_monotone_interval():
     with pytest.raises(ValueError, match="average_from_start"):
         Procedure(lr=1, batch_size=1, max_epochs=1, early_stopping_patience=1, optimizer="sgd",
                   average_from_start=True)  # fmt: skip
+
+
+def test_decay_on_increase_counts_rises_in_a_row_not_epochs_without_a_best(tmp_path):
+    """Seed 000's "LR decay of 0.5, with patience 3" read as rises of the validation loss."""
+    losses = [3.0, 2.0, 2.5, 2.4, 2.45, 2.5, 2.6, 2.7, 2.0]
+    result, _, _ = run(tmp_path, losses, lr_decay=0.5, lr_patience=2, lr_decay_on="increase")
+    lrs = [row["lr"] for row in result.history]
+    # rises in epochs 3, then 5, 6, 7 in a row: more than 2 in a row first after epoch 7
+    assert lrs == pytest.approx([0.1] * 7 + [0.05] * 2)
+    plateau, _, _ = run(tmp_path / "p", losses, lr_decay=0.5, lr_patience=2)
+    # the plateau reading decays after 3 epochs without a new best: after epochs 5 and 8
+    assert [row["lr"] for row in plateau.history] == pytest.approx([0.1] * 5 + [0.05] * 3 + [0.025])
+
+
+def test_the_plateau_threshold_is_relative(tmp_path):
+    """A new best by less than lr_decay_threshold (relative) counts as no improvement."""
+    losses = [1.0, 0.99995, 0.9999, 0.99985, 0.5]
+    result, _, _ = run(tmp_path, losses, lr_decay=0.5, lr_patience=1, lr_decay_threshold=1e-4)
+    assert [row["lr"] for row in result.history] == pytest.approx([0.1, 0.1, 0.1, 0.05, 0.05])
+    exact, _, _ = run(tmp_path / "e", losses, lr_decay=0.5, lr_patience=1, lr_decay_threshold=0)
+    assert {row["lr"] for row in exact.history} == {0.1}
+
+
+def test_stopping_on_rises_in_a_row(tmp_path):
+    losses = [3.0, 2.0, 2.5, 2.4, 2.5, 2.6, 2.7, 1.0]
+    result, _, _ = run(tmp_path, losses, early_stopping_patience=3, stop_on="increase")
+    assert len(result.history) == 7 and result.best_epoch == 2
+    assert result.stopped_because == "validation loss rose 3 epochs in a row"
+    plateau, _, _ = run(tmp_path / "p", losses, early_stopping_patience=3)
+    assert len(plateau.history) == 5 and plateau.stopped_because == "no improvement for 3 epochs"
+
+
+def test_the_rise_count_survives_a_checkpoint():
+    """DecayOnIncrease's state (``state_dict``) is what a resumed run continues from."""
+    losses = [3.0, 2.0, 2.5, 2.6, 2.7, 2.8, 2.9]
+    whole = DecayOnIncrease(torch.optim.SGD([nn.Parameter(torch.zeros(()))], lr=1.0), 0.5, 1)
+    first = DecayOnIncrease(torch.optim.SGD([nn.Parameter(torch.zeros(()))], lr=1.0), 0.5, 1)
+    for loss in losses[:4]:
+        whole.step(loss)
+        first.step(loss)
+    optimizer = torch.optim.SGD([nn.Parameter(torch.zeros(()))], lr=1.0)
+    optimizer.load_state_dict(first.optimizer.state_dict())
+    resumed = DecayOnIncrease(optimizer, 0.5, 1)
+    resumed.load_state_dict(first.state_dict())
+    for loss in losses[4:]:
+        whole.step(loss)
+        resumed.step(loss)
+    assert resumed.optimizer.param_groups[0]["lr"] == whole.optimizer.param_groups[0]["lr"] == 0.25
+
+
+@pytest.mark.parametrize("key", ["lr_decay_on", "stop_on"])
+def test_an_unknown_reading_is_refused(key):
+    with pytest.raises(ValueError, match=f"{key} must be one of no_improvement, increase"):
+        Procedure(lr=0.1, batch_size=1, max_epochs=1, early_stopping_patience=1, **{key: "rise"})

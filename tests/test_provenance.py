@@ -53,6 +53,20 @@ def test_digest_changes_with_the_code_a_job_runs(package):
     assert code_digest(*rnn, root=package) != before[1]
 
 
+def test_compiled_sources_count_for_the_models_built_on_them(package):
+    """models/native.py lists its C++ source in DIGEST_FILES: editing it changes the digest of
+    the runs of models with compiled loops, and of no other."""
+    mmlstm = ("scripts/train.py", model_module("mmlstm", package))
+    lstm = ("scripts/train.py", model_module("lstm", package))
+    assert "models/kernels/recurrences.cpp" in names(closure(mmlstm, package), package)
+    before = code_digest(*mmlstm, root=package), code_digest(*lstm, root=package)
+    source = package / "models/kernels/recurrences.cpp"
+    source.write_text(source.read_text() + "// edited\n")
+    code_digest.cache_clear()
+    after = code_digest(*mmlstm, root=package), code_digest(*lstm, root=package)
+    assert after[0] != before[0] and after[1] == before[1]
+
+
 def test_adding_a_model_to_the_registry_reruns_no_other(package):
     digest = code_digest("scripts/train.py", "models/lstm.py", root=package)
     init = package / "models/__init__.py"

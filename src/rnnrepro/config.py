@@ -486,10 +486,7 @@ def scale_notes(config: dict, track: str = "text", experiment: str | None = None
     if scale == "paper":
         return ["Scale paper: the papers' settings."]
     paper = config["scales"]["paper"]
-    notes = [
-        f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}), so "
-        "these results check the pipeline and are no reproduction of the paper:"
-    ]
+    notes, folds = [], None
     caps = training_caps(config, experiment) if experiment else settings
     if "max_epochs" in caps:
         notes.append(f"at most {caps['max_epochs']} epochs per run;")
@@ -532,7 +529,8 @@ def scale_notes(config: dict, track: str = "text", experiment: str | None = None
         if text["eval_lines"]:
             notes.append(f"only the first {text['eval_lines']} validation and test ones;")
         if len(text["folds"]) < config["text"]["folds"]:
-            notes.append(f"folds {text['folds']} of {config['text']['folds']};")
+            folds = f"folds {text['folds']} of {config['text']['folds']};"
+            notes.append(folds)
         if text["width"] != 1.0:
             notes.append(f"hidden sizes x{text['width']:g} (fewer parameters than the paper);")
         if text["syneval_pairs"]:
@@ -549,5 +547,17 @@ def scale_notes(config: dict, track: str = "text", experiment: str | None = None
             notes.append(
                 f"number agreement on the first {text['agreement_items']} items of each file;"
             )
-    notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
-    return notes
+    if settings["seeds"] != paper["seeds"]:
+        notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
+    if folds is not None and notes == [folds]:  # the papers' runs of fewer folds
+        return [
+            f"Scale {scale}: the papers' settings (config.yaml, scales.{scale}) on {notes[0][:-1]} "
+            "only; the paper's numbers are means over every fold."
+        ]
+    if not notes:
+        return [f"Scale {scale}: the papers' settings on this track."]
+    return [
+        f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}), so "
+        "these results check the pipeline and are no reproduction of the paper:",
+        *notes,
+    ]

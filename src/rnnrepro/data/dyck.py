@@ -52,8 +52,10 @@ def vocabulary(k: int) -> list[str]:
     return SPECIALS + [tok for t in range(k) for tok in (open_token(t), close_token(t))]
 
 
+@cache
 def parse_bracket(token: str) -> tuple[bool, int] | None:
-    """``(is_open, type)`` for a bracket token, ``None`` for anything else."""
+    """``(is_open, type)`` for a bracket token, ``None`` for anything else (cached: reading a
+    paper-scale split parses millions of tokens of a handful of kinds)."""
     if len(token) == 2 and token[0] == "(" and token[1] in string.ascii_lowercase:
         return True, string.ascii_lowercase.index(token[1])
     if len(token) == 2 and token[1] == ")" and token[0] in string.ascii_lowercase:
