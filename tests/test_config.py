@@ -300,3 +300,19 @@ def test_an_experiment_caps_its_own_runs_at_a_reduced_scale():
     config["scale"] = "paper"
     paper = cfg.run_config(config, "major_minor", "ptb_stream", "awd_mmlstm_mos")["training"]
     assert paper["max_epochs"] == 1000 and "max_batches" not in paper
+
+
+def test_the_fold1_scale_runs_the_papers_settings_on_one_fold():
+    config = base_config()
+    config["scale"] = "fold1"
+    paper = {**config, "scale": "paper"}
+    fold1_runs = cfg.runs(config, "general_second_order", "so_de_tanh")
+    assert [r.dataset for r in fold1_runs] == ["ptb_lines_unigram_fold1"]
+    run = cfg.run_config(config, "general_second_order", "ptb_lines_unigram_fold1", "so_de_tanh")
+    assert run == cfg.run_config(paper, "general_second_order", "ptb_lines_unigram_fold1",
+                                 "so_de_tanh")  # fmt: skip
+    assert len(cfg.runs(config, "second_order_lstm")) == len(cfg.runs(paper, "second_order_lstm"))
+    (note,) = cfg.scale_notes(config, "text", "general_second_order")
+    assert "the papers' settings" in note and "folds [1] of 5 only" in note
+    assert "no reproduction" not in note
+    assert cfg.scale_notes(config, "dyck") == ["Scale fold1: the papers' settings on this track."]

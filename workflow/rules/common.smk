@@ -456,6 +456,7 @@ def dyck_targets():
         "results/tables/multi_matrix_table2_dyck.md",
         "results/figures/second_order_lstm_fig2_ldpa.png",
         "results/figures/second_order_lstm_fig3_val_wcpa.png",
+        "results/tables/second_order_lstm_fig3_claim.md",
         "results/figures/second_order_lstm_fig4_pabs.png",
         "results/figures/second_order_lstm_fig6_heatmap.png",
     ]

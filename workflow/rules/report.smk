@@ -84,6 +84,30 @@ rule table_multi_matrix_dyck:
         " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
 
 
+# Seed 000 Fig. 3's claim (attention learns WCPA faster and more steadily), from every history.
+rule table_second_order_lstm_fig3_claim:
+    input:
+        run_files("history.csv", SECOND_ORDER_LSTM_DYCK),
+    output:
+        csv="results/tables/second_order_lstm_fig3_claim.csv",
+        md=report(
+            "results/tables/second_order_lstm_fig3_claim.md",
+            caption="../report/table_second_order_lstm_fig3_claim.rst",
+            category="second_order_lstm",
+        ),
+    log:
+        "results/logs/tables/second_order_lstm_fig3_claim.log",
+    localrule: True
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        notes=scale_note_options("dyck"),
+        code=script_code("check_wcpa_claim"),
+    shell:
+        "python -m rnnrepro.scripts.check_wcpa_claim --histories {input} {params.notes}"
+        " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+
+
 # One rule per seed-000 figure (a loop, so that each gets its own report caption).
 for figure, (kind, run_file, figure_runs, track) in FIGURE_INPUTS.items():
 
