@@ -197,7 +197,7 @@ def run(sizes: list[str], repeats: int, wt2_vocab: int) -> list[dict]:
                     "tokens_per_s": round(tokens / seconds),
                     "seconds_per_batch": round(seconds, 5),
                     "ratio_to_nn_lstm": round(seconds / ref, 2),
-                    "loops": native.backend(),
+                    "custom_loops": native.backend(),
                 }
             )
             print(f"[{size_name}] {label}: {seconds * 1e3:.1f} ms/batch", flush=True)
