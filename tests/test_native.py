@@ -63,6 +63,16 @@ def test_compiled_loops_equal_the_python_loops_in_float64(name, monkeypatch):
         torch.testing.assert_close(a, b, rtol=1e-11, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["mmrnn", "mmlstm", "mmlstm_2l"])
+def test_large_batches_take_the_batched_product_and_agree_too(name, monkeypatch):
+    """From GEMM_MIN_BATCH (32) examples on, the multi-matrix loops multiply the whole batch
+    at once (one BLAS call per step): the other branch of the same kernels."""
+    ours = outputs_and_gradients(name, "native", torch.float64, monkeypatch, steps=5, batch=40)
+    oracle = outputs_and_gradients(name, "python", torch.float64, monkeypatch, steps=5, batch=40)
+    for a, b in zip(ours, oracle, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-11, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["mlstm", "mmlstm", "attention_lstm", "rnn"])
 def test_compiled_loops_in_float32_are_within_rounding(name, monkeypatch):
     """float32 uses the kernels' own exp/tanh (a few ulp from libm and torch's)."""

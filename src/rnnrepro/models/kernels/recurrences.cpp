@@ -137,6 +137,11 @@ inline void gemv_back(int64_t K, int64_t R, const T* wt, const T* g, T* y) {
   for (int64_t k = 0; k < K; ++k) y[k] = dot(R, wt + k * R, g);
 }
 
+// From this batch size on, a step's product with the stacked matrices is one BLAS call over the
+// batch (at::mm) instead of a loop of matrix-vector products: at batch 128 the call's fixed cost
+// is small against the work, at batch 10 it is not.
+constexpr int64_t GEMM_MIN_BATCH = 32;
+
 void check(const Tensor& t, const char* name) {
   TORCH_CHECK(t.device().is_cpu(), name, " must be a CPU tensor");
   TORCH_CHECK(t.is_contiguous(), name, " must be contiguous");
@@ -502,7 +507,12 @@ void multi_matrix_forward_impl(const Tensor& x_pre, const Tensor& x_v, const Ten
   std::copy(v0.data_ptr<T>(), v0.data_ptr<T>() + B * GK, V);
   if (lstm) std::copy(c0.data_ptr<T>(), c0.data_ptr<T>() + B * n, C);
   std::vector<T> pre(Gs * n);
+  const bool batched = B >= GEMM_MIN_BATCH;
   for (int64_t t = 0; t < TT; ++t) {
+    if (batched) {  // u for every b at once
+      Tensor u_t = us.select(0, t);
+      at::mm_out(u_t, hs.select(0, t), choices_t);
+    }
     for (int64_t b = 0; b < B; ++b) {
       const int64_t tb = t * B + b;
       const T* h_prev = H + tb * n;
@@ -520,8 +530,10 @@ void multi_matrix_forward_impl(const Tensor& x_pre, const Tensor& x_v, const Ten
         for (int64_t k = 0; k < K; ++k) vg[k] /= sum;
       }
       T* u = U + tb * GKn;
-      for (int64_t r = 0; r < GKn; ++r) u[r] = 0;
-      gemv_t(n, GKn, WT, h_prev, u);
+      if (!batched) {
+        for (int64_t r = 0; r < GKn; ++r) u[r] = 0;
+        gemv_t(n, GKn, WT, h_prev, u);
+      }
       T* p = lstm ? A + tb * Gs * n : pre.data();
       for (int64_t r = 0; r < Gs * n; ++r) p[r] = X[tb * Gs * n + r];
       for (int64_t g = 0; g < Gs; ++g)
@@ -581,11 +593,16 @@ void multi_matrix_backward_impl(const Tensor& grad_h, const Tensor& grad_v, cons
   T* DP = d_pre.data_ptr<T>();
   T* DZ = d_z.data_ptr<T>();
   T* DM = d_mixed.data_ptr<T>();
-  std::vector<T> dh_rec(B * n, T(0)), dc(B * n, T(0));
+  // dh_rec[b]: the gradient reaching h_t of example b from step t + 1
+  Tensor dh_rec_t = torch::zeros({B, n}, grad_h.options());
+  T* dh_rec = dh_rec_t.data_ptr<T>();
+  std::vector<T> dc(B * n, T(0));
   std::vector<T> dv_rec(grad_v.data_ptr<T>(), grad_v.data_ptr<T>() + B * GK);
   if (lstm && grad_c.numel())
     std::copy(grad_c.data_ptr<T>(), grad_c.data_ptr<T>() + B * n, dc.data());
   std::vector<T> dh(n), dv(GK), dc_prev(n);
+  const bool batched = B >= GEMM_MIN_BATCH;
+  const Tensor choices_tt = batched ? choices_t.t() : Tensor();  // [GKn, n]
   for (int64_t t = TT - 1; t >= 0; --t) {
     for (int64_t b = 0; b < B; ++b) {
       const int64_t tb = t * B + b;
@@ -619,8 +636,13 @@ void multi_matrix_backward_impl(const Tensor& grad_h, const Tensor& grad_v, cons
         for (int64_t k = 0; k < K; ++k) dz[g * K + k] = v[g * K + k] * (dv[g * K + k] - s);
       }
       // dh_{t-1} = sum_{g,k} v[g,k] W_g[k]^T dpre[g] + W_vh^T dz;  dv_{t-1} = W_vv^T dz
-      T* dhb = dh_rec.data() + b * n;
-      gemv_back(n, GKn, WT, weighted, dhb);
+      // (at large batches the first term for every b at once, below)
+      T* dhb = dh_rec + b * n;
+      if (batched) {
+        for (int64_t i = 0; i < n; ++i) dhb[i] = 0;
+      } else {
+        gemv_back(n, GKn, WT, weighted, dhb);
+      }
       T* dv_prev = dv_rec.data() + b * GK;
       for (int64_t l = 0; l < GK; ++l) dv_prev[l] = 0;
       for (int64_t j = 0; j < GK; ++j) {
@@ -628,8 +650,9 @@ void multi_matrix_backward_impl(const Tensor& grad_h, const Tensor& grad_v, cons
         axpy(GK, dz[j], WVV + j * GK, dv_prev);
       }
     }
+    if (batched) dh_rec_t.addmm_(d_mixed.select(0, t), choices_tt);
   }
-  std::copy(dh_rec.begin(), dh_rec.end(), d_h0.data_ptr<T>());
+  std::copy(dh_rec, dh_rec + B * n, d_h0.data_ptr<T>());
   std::copy(dv_rec.begin(), dv_rec.end(), d_v0.data_ptr<T>());
   if (lstm) std::copy(dc.begin(), dc.end(), d_c0.data_ptr<T>());
 }
