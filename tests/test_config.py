@@ -107,13 +107,13 @@ def test_runs_cover_every_experiment_model_dataset_and_seed():
     config = base_config()
     runs = cfg.runs(config)
     # second_order_lstm: 3 models x 3 Dyck m x 3 seeds + 3 WikiText-2 models x 3 seeds;
-    # multi_matrix: 9 Dyck models x 3 m x 3 seeds, 10 char, 6 word and 4 x 3 cutoff models x 3
+    # multi_matrix: 7 Dyck models x 3 m x 3 seeds, 10 char, 6 word and 4 x 3 cutoff models x 3
     # seeds; general_second_order: (10 + 2 x 8) models x 5 folds x 1 seed; memory: 10 models x
     # 2 corpora x 1 seed x 10 search trials; major_minor: 4 models x 2 corpora + 2 WikiText-103
     # models, 1 seed (fine-tuning is a stage of a run, not a run)
     expected = {
         "second_order_lstm": 27 + 9,
-        "multi_matrix": 81 + 30 + 18 + 36,
+        "multi_matrix": 63 + 30 + 18 + 36,
         "general_second_order": 130,
         "memory": 200,
         "major_minor": 8 + 2,
