@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -165,3 +166,24 @@ def test_select_trial_takes_the_lowest_finite_validation_loss():
     ]
     with pytest.raises(ValueError, match="no trial ended with a finite validation loss"):
         select([trial(1, float("nan"))])
+
+
+def test_a_checkpoint_of_the_other_time_loops_is_not_resumed(data_dir, tmp_path):
+    """The compiled and the Python loops round differently: a checkpoint written with one is
+    ignored by a run with the other (else the resumed run would match neither)."""
+    from rnnrepro.models import native
+
+    if native.kernels() is None:
+        pytest.skip("no C++ compiler: the compiled loops are not built here")
+    for split in ("train", "val"):
+        shutil.copy(data_dir / f"{split}.txt", tmp_path)
+    shutil.copy(data_dir / "whole.ckpt", tmp_path / "other.ckpt")  # written with the compiled ones
+    env = {**os.environ, "RNNREPRO_KERNELS": "python"}
+    proc = subprocess.run(
+        train_cmd(tmp_path, "other"), check=True, capture_output=True, text=True, env=env
+    )
+    assert "python loops" in proc.stdout
+    assert "ignoring" in proc.stdout and "resuming" not in proc.stdout
+    record = torch.load(tmp_path / "other" / "model.pt", weights_only=True)
+    assert record["kernels"] == "python"
+    assert torch.load(data_dir / "whole" / "model.pt", weights_only=True)["kernels"] == "native"
