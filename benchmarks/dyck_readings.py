@@ -78,18 +78,19 @@ def main() -> None:
         identity = {"experiment": "second_order_lstm", "dataset": dataset, "model": args.model,
                     "seed": args.seed, "stage": "train"}  # fmt: skip
         if not Path(f"{out}.metrics.json").exists() and not Path(f"{out}.pt").exists():
-            subprocess.run(
-                [
-                    sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(run),
-                    "--identity", json.dumps(identity), "--seed", str(args.seed),
-                    "--train", str(data / "train.txt"), "--val", str(data / "val.txt"),
-                    "--checkpoint", f"{out}.ckpt", "--out-model", f"{out}.pt",
-                    "--out-history", f"{out}.csv",
-                ],
-                check=True,
-                stdout=open(f"{out}.log", "a"),  # noqa: SIM115 (closed with the process)
-                stderr=subprocess.STDOUT,
-            )  # fmt: skip
+            with open(f"{out}.log", "a") as log:
+                subprocess.run(
+                    [
+                        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(run),
+                        "--identity", json.dumps(identity), "--seed", str(args.seed),
+                        "--train", str(data / "train.txt"), "--val", str(data / "val.txt"),
+                        "--checkpoint", f"{out}.ckpt", "--out-model", f"{out}.pt",
+                        "--out-history", f"{out}.csv",
+                    ],
+                    check=True,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )  # fmt: skip
         metrics = Path(f"{out}.metrics.json")
         if not metrics.exists():
             subprocess.run(
@@ -105,7 +106,8 @@ def main() -> None:
                 stdout=subprocess.DEVNULL,
             )  # fmt: skip
         m = json.loads(metrics.read_text())
-        history = list(csv.DictReader(open(f"{out}.csv")))  # noqa: SIM115
+        with open(f"{out}.csv", newline="") as f:
+            final_lr = float(list(csv.DictReader(f))[-1]["lr"])
         floor = json.loads((data / "floor.json").read_text())
         rows.append(
             {
@@ -114,7 +116,7 @@ def main() -> None:
                 "epochs": m["epochs"],
                 "best_epoch": m["best_epoch"],
                 "stopped_because": m["stopped_because"],
-                "final_lr": float(history[-1]["lr"]),
+                "final_lr": final_lr,
                 "val_ppl": round(m["val"]["ppl"], 4),
                 "test_ppl": round(m["test"]["ppl"], 4),
                 "test_floor": round(floor["test"], 4),
