@@ -751,3 +751,67 @@ def test_the_fig3_claim_is_judged_per_m_from_the_histories(tmp_path):
     run_script("check_wcpa_claim", ["--histories", *paths, "--out-csv", tmp_path / "c.csv",
                                     "--out-md", out])  # fmt: skip
     assert "| dyck_m4 | WCPA | 2 / 2 |" in out.read_text()
+
+
+def write_history(root: Path, model: str, seed: int, train_losses: list, lrs: list) -> Path:
+    """A Dyck run's history.csv: one row per epoch (validation loss falls throughout)."""
+    epochs = len(train_losses)
+    history = pd.DataFrame(
+        {
+            "experiment": "second_order_lstm",
+            "dataset": "dyck_m4",
+            "model": model,
+            "seed": seed,
+            "stage": "train",
+            "epoch": range(1, epochs + 1),
+            "train_loss": train_losses,
+            "val_loss": np.linspace(1.0, 0.9, epochs),
+            "lr": lrs,
+        }
+    )
+    path = run_dir(root, model, seed) / "history.csv"
+    history.to_csv(path, index=False)
+    return path
+
+
+def test_make_table_training_section_reads_the_best_epoch(tmp_path):
+    paths, histories = [], []
+    for seed, stop in ((1, "no improvement for 6 epochs"), (2, "reached max_epochs=3")):
+        path = write_metrics(tmp_path, "lstm", seed, 2.42, 1.0)
+        metrics = json.loads(path.read_text())
+        metrics.update(epochs=3, best_epoch=2, stopped_because=stop)
+        path.write_text(json.dumps(metrics))
+        paths.append(path)
+        # the best epoch's training loss (log 2.5), not the last one's (log 2.0), is reported
+        losses = [math.log(3.0), math.log(2.5), math.log(2.0)]
+        histories.append(write_history(tmp_path, "lstm", seed, losses, [1e-4, 5e-5, 2.5e-5 * seed]))
+    floor = tmp_path / "data" / "dyck_m4" / "floor.json"
+    floor.parent.mkdir(parents=True)
+    floor.write_text(json.dumps({"train": 2.38, "val": 2.3846, "test": 2.385}))
+    out_md = tmp_path / "t.md"
+    run_script(
+        "make_table",
+        ["--paper", "second_order_lstm", "--table", "Table 1", "--metrics", *paths]
+        + ["--histories", *histories, "--floors", floor]
+        + ["--out-csv", tmp_path / "t.csv", "--out-md", out_md],
+    )
+    md = out_md.read_text().splitlines()
+    section = md[md.index("## How the runs trained") :]
+    row = next(line for line in section if line.startswith("| dyck_m4 | lstm |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[2:] == [
+        "2",
+        "3 (3-3)",
+        "no improvement for 6 epochs (1); reached max_epochs=3 (1)",
+        "3.8e-05",  # median of 2.5e-5 and 5e-5
+        "2.5000 ± 0.0000",
+        "2.4200 ± 0.0000",
+        "2.3846",
+    ]
+    # without histories the table has no such section
+    run_script(
+        "make_table",
+        ["--paper", "second_order_lstm", "--table", "Table 1", "--metrics", *paths]
+        + ["--out-csv", tmp_path / "t.csv", "--out-md", out_md],
+    )
+    assert "## How the runs trained" not in out_md.read_text()

@@ -24,6 +24,7 @@ rule analyse_attention:
 rule table_second_order_lstm_table1:
     input:
         metrics=run_files("metrics.json", SECOND_ORDER_LSTM_DYCK),
+        histories=run_files("history.csv", SECOND_ORDER_LSTM_DYCK),
         floors=dyck_floors(),
     output:
         csv="results/tables/second_order_lstm_table1.csv",
@@ -45,7 +46,7 @@ rule table_second_order_lstm_table1:
     shell:
         "python -m rnnrepro.scripts.make_table --paper second_order_lstm --table 'Table 1'"
         " --title 'second_order_lstm Table 1 (Dyck-2): paper vs reproduction'"
-        " --metrics {input.metrics} --floors {input.floors}"
+        " --metrics {input.metrics} --histories {input.histories} --floors {input.floors}"
         " --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
@@ -56,6 +57,8 @@ rule table_second_order_lstm_table1:
 rule table_multi_matrix_dyck:
     input:
         metrics=run_files("metrics.json", family_runs("multi_matrix", ["dyck"])),
+        histories=run_files("history.csv", family_runs("multi_matrix", ["dyck"])),
+        floors=dyck_floors(),
     output:
         csv="results/tables/multi_matrix_table2_dyck.csv",
         md=report(
@@ -77,7 +80,8 @@ rule table_multi_matrix_dyck:
     shell:
         "python -m rnnrepro.scripts.make_table --paper multi_matrix --datasets {params.datasets}"
         " --title 'multi_matrix Dyck results (Tables 1-2, sections 5.4 and 6.2): paper vs reproduction'"
-        " --metrics {input.metrics} --scale {params.scale} {params.notes}"
+        " --metrics {input.metrics} --histories {input.histories} --floors {input.floors}"
+        " --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
         " --wcpa-min-events {params.min_events}"

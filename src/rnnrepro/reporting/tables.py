@@ -138,6 +138,8 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
         row["params"] = m["params"]["recurrent"]
         row["params_total"] = m["params"]["total"]
         row["epochs"] = m["epochs"]
+        row["best_epoch"] = m.get("best_epoch", math.nan)
+        row["stopped_because"] = m.get("stopped_because", "")
         row["train_minutes"] = m["train_seconds"] / 60.0
         row["path"] = str(path)
         rows.append(row)
@@ -215,6 +217,64 @@ def robust_wcpa_lines(runs: pd.DataFrame, min_events: int) -> list[str]:
         "the distance giving the minimum holds (mean over runs). `WCPA, ≥N events`: the "
         f"minimum over distances with at least N = {min_events} events (config "
         "`dyck.wcpa_min_events`); mean ± std over runs.",
+        "",
+        *markdown_lines(pd.DataFrame(rows)),
+    ]
+
+
+def training_lines(
+    runs: pd.DataFrame, histories: Iterable[str | Path], floors: Mapping[str, Mapping[str, float]]
+) -> list[str]:
+    """Markdown section beside a Dyck table: how the runs trained, the evidence for reading a
+    perplexity gap. Per dataset and model: epochs, why training stopped, the last learning
+    rate, and the training perplexity at the best epoch beside the validation perplexity and the
+    generator's validation floor (training ≈ validation, both above the floor: under-fitting;
+    training well under validation: over-fitting)."""
+    frames = [pd.read_csv(path) for path in histories]
+    runs = runs[runs["stage"] == "train"] if "stage" in runs else runs
+    if runs.empty or not frames:
+        return []
+    history = pd.concat(frames, ignore_index=True)
+    if "stage" in history:
+        history = history[history["stage"].fillna("train") == "train"]
+    keys = ["experiment", "dataset", "model", "seed"]
+    last = history.groupby(keys).tail(1).set_index(keys)
+    by_epoch = history.set_index([*keys, "epoch"])
+    rows = []
+    for (dataset, model), group in runs.groupby(["dataset", "model"], sort=False):
+        train_ppl, final_lr = [], []
+        for _, run in group.iterrows():
+            key = (run["experiment"], dataset, model, run["seed"])
+            if key in last.index:
+                final_lr.append(last.loc[key, "lr"])
+            if (*key, run["best_epoch"]) in by_epoch.index:
+                train_ppl.append(math.exp(by_epoch.loc[(*key, run["best_epoch"]), "train_loss"]))
+        reasons = group["stopped_because"].replace("", "unknown").value_counts()
+        floor = floors.get(dataset, {}).get("val")
+        rows.append(
+            {
+                "dataset": dataset,
+                "model": model,
+                "runs": len(group),
+                "epochs": f"{group['epochs'].mean():.0f} ({group['epochs'].min()}-"
+                f"{group['epochs'].max()})",
+                "stopped because": "; ".join(f"{text} ({n})" for text, n in reasons.items()),
+                "last lr": f"{np.median(final_lr):.2g}" if final_lr else "",
+                "train ppl at best epoch": _spread(np.array(train_ppl), 4),
+                "val ppl": _spread(group["val_ppl"].dropna().to_numpy(float), 4),
+                "val floor": f"{floor:.4f}" if floor is not None else "",
+            }
+        )
+    return [
+        "",
+        "## How the runs trained",
+        "",
+        "Per dataset and model (mean ± std over runs): epochs run (range), why training "
+        "stopped (number of runs), the median learning rate of the last epoch, and the training "
+        "perplexity of the best epoch (the epoch's running mean, with dropout where the model "
+        "has it) beside the validation perplexity and the generator's floor on validation. "
+        "Training ≈ validation and both above the floor means the runs under-fit (optimisation "
+        "or epoch budget); training well under validation means they over-fit.",
         "",
         *markdown_lines(pd.DataFrame(rows)),
     ]

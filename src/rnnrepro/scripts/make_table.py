@@ -28,6 +28,7 @@ from rnnrepro.reporting.tables import (
     search_lines,
     search_summary,
     tolerances_in_use,
+    training_lines,
     write_table,
 )
 
@@ -43,6 +44,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", nargs="*", help="only reference rows of these datasets")
     parser.add_argument("--metrics", nargs="*", default=[], help="metrics.json files of the runs")
     parser.add_argument("--floors", nargs="*", default=[], help="floor.json files (Dyck datasets)")
+    parser.add_argument(
+        "--histories",
+        nargs="*",
+        default=[],
+        help="history.csv files of the runs: adds a section on how they trained",
+    )
     parser.add_argument("--ppl-tolerance", type=float, default=0.01, help="relative")
     parser.add_argument("--wcpa-tolerance", type=float, default=0.05, help="absolute")
     parser.add_argument("--params-tolerance", type=float, default=0.05, help="relative")
@@ -95,7 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     readings = describe_readings(args.metrics)
     if readings:
         args.note.append(readings)
-    table = build_table(reference, runs, read_floors(args.floors), tolerances, args.scale)
+    floors = read_floors(args.floors)
+    table = build_table(reference, runs, floors, tolerances, args.scale)
     title = args.title or f"{args.paper} {table_label or '(all tables)'}: paper vs reproduction"
     notes = [
         describe_tolerances(tolerances_in_use(reference, tolerances)),
@@ -114,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         sections=[
             *search_lines(search_summary(args.metrics)),
             *(robust_wcpa_lines(runs, args.wcpa_min_events) if args.wcpa_min_events else []),
+            *training_lines(runs, args.histories, floors),
         ],
     )
     for _, row in table[table["verdict"] == "below floor"].iterrows():
