@@ -18,6 +18,13 @@ The prepared data come from the pipeline (paper scale), e.g.
 Rows of models not measured in this call are kept from the existing CSV (``--models`` re-measures
 only those).
 
+Dyck runs are small enough to finish on a CPU, so their rows come from the runs themselves:
+``--from-runs results/runs`` reads every finished paper-scale Dyck run (``metrics.json`` and
+``history.csv``) and writes, per (experiment, dataset, model), the median seconds per epoch over
+all epochs of all its seeds (training and validation; the median ignores epochs stretched by a
+paused process). ``load_average`` is then empty: the runs shared the machine with the pipeline's
+other jobs (``--cores 2``: two at a time).
+
 ``rnnrepro.scripts.estimate_cost`` reads the CSV for the text runs.
 """
 
@@ -25,7 +32,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
+import math
 import os
+import statistics
 import time
 from pathlib import Path
 
@@ -48,6 +58,7 @@ FAMILY_DATASET = {
     "wikitext2": "wikitext2",
     "ptb_stream": "ptb_stream",
 }
+DYCK_TRAIN_SEQUENCES = 10_000  # paper scale (config.yaml, scales.paper.dyck.sizes.train)
 COLUMNS = [
     "experiment",
     "dataset",
@@ -113,6 +124,52 @@ def measure(config: dict, experiment: str, dataset: str, model_name: str, args) 
     }
 
 
+def from_runs(runs_dir: Path) -> list[dict]:
+    """Rows of finished paper-scale Dyck runs under ``runs_dir``: median seconds per epoch."""
+    epochs: dict[tuple[str, str, str], list[float]] = {}
+    facts: dict[tuple[str, str, str], dict] = {}
+    for metrics_path in sorted(runs_dir.rglob("metrics.json")):
+        metrics = json.loads(metrics_path.read_text())
+        history_path = metrics_path.with_name("history.csv")
+        if (
+            metrics.get("scale") != "paper"
+            or cfg.family(metrics["dataset"]) != "dyck"
+            or not history_path.is_file()
+        ):
+            continue
+        key = (metrics["experiment"], metrics["dataset"], metrics["model"])
+        with history_path.open(newline="") as f:
+            epochs.setdefault(key, []).extend(float(r["seconds"]) for r in csv.DictReader(f))
+        facts[key] = metrics
+    rows = []
+    for key, seconds in sorted(epochs.items()):
+        metrics = facts[key]
+        batches = math.ceil(DYCK_TRAIN_SEQUENCES / metrics["training"]["batch_size"])
+        rows.append(
+            {
+                **dict(zip(("experiment", "dataset", "model"), key, strict=True)),
+                "params": metrics["params"]["total"],
+                "batches_per_epoch": batches,
+                "seconds_per_batch": "",
+                "train_seconds": "",
+                "val_seconds": "",
+                "epoch_seconds": round(statistics.median(seconds), 1),
+                "load_average": "",
+            }
+        )
+    return rows
+
+
+def write_rows(path: str, kept: list[dict], measured: list[dict]) -> None:
+    """The CSV: rows kept from before, then this call's."""
+    keys = {(r["experiment"], r["dataset"], r["model"]) for r in measured}
+    kept = [r for r in kept if (r["experiment"], r["dataset"], r["model"]) not in keys]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(kept + measured)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="config.yaml")
@@ -123,6 +180,12 @@ def main() -> None:
     parser.add_argument("--models", nargs="*", help="only these model names")
     parser.add_argument("--experiments", nargs="*", help="only these experiments")
     parser.add_argument("--out", default="benchmarks/results/epoch_times.csv")
+    parser.add_argument(
+        "--from-runs",
+        type=Path,
+        help="read the Dyck rows from the finished paper-scale runs under this directory "
+        "(measures nothing)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     config = yaml.safe_load(Path(args.config).read_text())
@@ -132,6 +195,12 @@ def main() -> None:
     if Path(args.out).exists():
         with open(args.out, newline="") as f:
             kept = list(csv.DictReader(f))
+    if args.from_runs:
+        rows = from_runs(args.from_runs)
+        for row in rows:
+            print(", ".join(f"{k}={v}" for k, v in row.items() if v != ""), flush=True)
+        write_rows(args.out, kept, rows)
+        return
     for experiment, entry in config["experiments"].items():
         if args.experiments and experiment not in args.experiments:
             continue
@@ -144,12 +213,7 @@ def main() -> None:
                 row = measure(config, experiment, FAMILY_DATASET[family], model_name, args)
                 print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
                 measured.append(row)
-                key = (experiment, row["dataset"], model_name)
-                kept = [r for r in kept if (r["experiment"], r["dataset"], r["model"]) != key]
-                with open(args.out, "w", newline="") as f:
-                    writer = csv.DictWriter(f, fieldnames=COLUMNS)
-                    writer.writeheader()
-                    writer.writerows(kept + measured)
+                write_rows(args.out, kept, measured)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,43 @@ def test_text_runs_use_measured_epoch_times(throughput):
     assert text[0].upper_hours == pytest.approx(25 * 120.0 / 3600)
 
 
+def test_paper_dyck_runs_use_measured_epoch_times_of_their_m(throughput, tmp_path):
+    config = base_config()
+    times = {("second_order_lstm", "dyck_m8", "lstm"): 7.0}
+    costs = cost.estimate(config, throughput, epoch_times=times)
+    lstm = {
+        c.run.dataset: c
+        for c in costs
+        if (c.run.experiment, c.run.model, c.run.seed) == ("second_order_lstm", "lstm", 1)
+    }
+    assert [lstm[d].seconds_per_epoch == 7.0 for d in ("dyck_m4", "dyck_m6", "dyck_m8")] == [
+        False,
+        False,
+        True,
+    ]
+    assert lstm["dyck_m8"].upper_hours == pytest.approx(300 * 7.0 / 3600)
+    assert lstm["dyck_m4"].seconds_per_epoch == pytest.approx(
+        lstm["dyck_m4"].computed_tokens / lstm["dyck_m4"].tokens_per_s
+    )
+    # the CSV's Dyck rows keep their m; a scale with other Dyck data ignores them
+    path = tmp_path / "epoch_times.csv"
+    path.write_text(
+        "experiment,dataset,model,epoch_seconds\nsecond_order_lstm,dyck_m8,lstm,7.0\n"
+        "second_order_lstm,dyck_m4,lstm,4.0\n"
+        "general_second_order,ptb_lines_unigram_fold1,so_tanh,120.0\n"
+    )
+    read = cost.read_epoch_times(path)
+    assert read == {
+        ("second_order_lstm", "dyck_m8", "lstm"): 7.0,
+        ("second_order_lstm", "dyck_m4", "lstm"): 4.0,
+        ("general_second_order", "ptb_lines_unigram", "so_tanh"): 120.0,
+    }
+    config["scale"] = "cpu"
+    small = cost.estimate(config, throughput, epoch_times=read)
+    dyck_lstm = [c for c in small if c.run.model == "lstm" and "dyck" in c.run.dataset]
+    assert dyck_lstm and all(c.epoch_seconds is None for c in dyck_lstm)
+
+
 def test_hours_scale_linearly_with_epochs(throughput):
     config = base_config()
     low = cost.summarise(cost.estimate(config, throughput, expected_fraction=0.1))[-1]

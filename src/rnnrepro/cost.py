@@ -11,6 +11,8 @@ Model of one run's cost (kept free of torch imports):
 - text runs (PTB): seconds per epoch measured at paper size on real data by
   ``benchmarks/epoch_times.py`` (``benchmarks/results/epoch_times.csv``); runs without a
   measurement are left out (``estimate`` says how many);
+- Dyck runs at paper size: the epoch time of the finished paper-scale runs in that CSV when it
+  has their (experiment, dataset, model), else the token model above;
 - epochs: ``max_epochs`` of the run's training procedure (upper bound) and an expected figure:
   the run's own ``history.csv`` when it has finished, else the mean over finished runs of the
   same experiment, model and stage, else ``max_epochs`` for a procedure that never stops early
@@ -201,9 +203,11 @@ def run_cost(
     """Cost of one run given its expected number of epochs (text runs need ``epoch_times``)."""
     settings = cfg.run_config(config, run.experiment, run.dataset, run.model, run.stage)
     max_epochs = settings["training"]["max_epochs"]
-    if "dyck" not in settings:
-        key = (run.experiment, cfg.family(run.dataset), run.model)
-        if epoch_times is None or key not in epoch_times:
+    measured_epoch = (epoch_times or {}).get(epoch_key(run.experiment, run.dataset, run.model))
+    if "dyck" in settings and not paper_sized_dyck(config):
+        measured_epoch = None  # the measured Dyck epochs are paper-scale ones
+    if "dyck" not in settings or measured_epoch is not None:
+        if measured_epoch is None:
             raise CostError(f"no measured epoch time for {run.path}")
         return RunCost(
             run=run,
@@ -215,7 +219,7 @@ def run_cost(
             expected_epochs=min(expected_epochs, max_epochs),
             epochs_basis=basis,
             measured_seconds_per_epoch=measured_seconds,
-            epoch_seconds=epoch_times[key],
+            epoch_seconds=measured_epoch,
         )
     dyck = cfg.scale_settings(config)["dyck"]
     m, lo, hi = settings["dyck"]["m"], dyck["min_length"], dyck["max_length"]
@@ -290,12 +294,25 @@ def never_stops_early(training: dict) -> bool:
     )
 
 
+def epoch_key(experiment: str, dataset: str, model: str) -> tuple[str, str, str]:
+    """The key of a run's measured epoch: text datasets by family (folds and cutoffs cost about
+    the same), Dyck datasets by name (the cost grows with m)."""
+    family = cfg.family(dataset)
+    return experiment, dataset if family == "dyck" else family, model
+
+
+def paper_sized_dyck(config: dict) -> bool:
+    """Whether the config's scale generates the paper scale's Dyck data."""
+    paper = cfg.scale_settings({**config, "scale": "paper"})["dyck"]
+    return cfg.scale_settings(config)["dyck"] == paper
+
+
 def read_epoch_times(path: str | Path) -> dict[tuple[str, str, str], float]:
-    """(experiment, dataset family, model) -> seconds per paper-scale epoch, from the CSV of
+    """``epoch_key`` -> seconds per paper-scale epoch, from the CSV of
     ``benchmarks/epoch_times.py``."""
     with open(path, newline="") as f:
         return {
-            (r["experiment"], cfg.family(r["dataset"]), r["model"]): float(r["epoch_seconds"])
+            epoch_key(r["experiment"], r["dataset"], r["model"]): float(r["epoch_seconds"])
             for r in csv.DictReader(f)
         }
 
