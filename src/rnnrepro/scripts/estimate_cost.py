@@ -55,7 +55,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )  # fmt: skip
     parser.add_argument(
         "--epoch-times", type=Path, default=Path("benchmarks/results/epoch_times.csv"),
-        help="CSV of benchmarks/epoch_times.py: measured paper-scale epochs of the text runs",
+        help="CSV of benchmarks/epoch_times.py: measured paper-scale epochs of the text runs "
+        "and of finished paper-scale Dyck runs",
     )  # fmt: skip
     parser.add_argument("--out", type=Path, help="write the table as CSV")
     return parser.parse_args(argv)
