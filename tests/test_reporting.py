@@ -17,7 +17,7 @@ from rnnrepro.models import build_model, save_model
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
     final_training_epoch,
-    first_short_sequence,
+    heatmap_sequence,
     principal_angles,
 )
 from rnnrepro.reporting.figures import FIGURES, read_runs
@@ -249,15 +249,17 @@ class FakeAttention:
 def test_attention_heatmap(tmp_path):
     test = tmp_path / "test.txt"
     test.write_text("(a (b b) (a a) a)\n(a a)\n")
-    sequence = first_short_sequence(read_sequences(test), max_length=4)
+    sequence = heatmap_sequence(read_sequences(test), max_length=4)
     assert sequence == ["(a", "a)"]
     model = FakeAttention()
     heat = attention_heatmap(model, VOCAB, sequence)
     assert model.hard is False
     assert heat["token"].tolist()[::2] == ["<start>", "(a", "a)"]
     assert heat.groupby("position")["weight"].sum().to_numpy() == pytest.approx(1.0)
-    with pytest.raises(ValueError):
-        first_short_sequence(read_sequences(test), max_length=1)
+    # paper-scale lengths: no sequence that short, so a prefix of the first one
+    assert heatmap_sequence(read_sequences(test)[:1], max_length=3) == ["(a", "(b", "b)"]
+    with pytest.raises(ValueError, match="no test sequences"):
+        heatmap_sequence([], max_length=3)
 
 
 def test_analyse_attention_cli(tmp_path):

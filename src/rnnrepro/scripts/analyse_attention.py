@@ -16,7 +16,7 @@ from rnnrepro.models import load_model
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
     final_training_epoch,
-    first_short_sequence,
+    heatmap_sequence,
     principal_angles,
     stream_passage,
 )
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
         sequence = stream_passage(read_token_file(args.test), args.max_length)
         heat = attention_heatmap(model, record["vocab"], sequence, start=None)
     else:  # a Dyck sequence after <start>
-        sequence = first_short_sequence(read_sequences(args.test), args.max_length)
+        sequence = heatmap_sequence(read_sequences(args.test), args.max_length)
         heat = attention_heatmap(model, record["vocab"], sequence)
     heat.assign(**identity).to_csv(args.out_heatmap, index=False)
     print(f"temperature {model.temperature:.4g}; heatmap over {len(sequence)} tokens")
