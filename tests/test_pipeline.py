@@ -6,10 +6,13 @@ import json
 import math
 import os
 import stat
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
-from pipeline_utils import base_config, run_snakemake
+import yaml
+from pipeline_utils import ROOT, base_config, run_snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -107,16 +110,55 @@ def test_changing_one_model_reruns_only_its_jobs(smoke_run):
     config["experiments"]["second_order_lstm"]["models"]["lstm"]["dataset_hparams"]["dyck"][
         "embedding_dim"
     ] = 31
-    proc = run_snakemake(smoke_run, config, "dyck", "-n", "--quiet", "rules")
+    stats, out = planned_jobs(smoke_run, config)
+    assert stats.get("train") == "2", out  # second_order_lstm lstm on m4 and m6 only
+    assert stats.get("evaluate_dyck") == "2", out
+    assert "dyck_data" not in stats
+
+
+def planned_jobs(workdir, config) -> tuple[dict[str, str], str]:
+    """Jobs per rule that ``snakemake dyck -n`` would run in workdir, and its output."""
+    proc = run_snakemake(workdir, config, "dyck", "-n", "--quiet", "rules")
     out = proc.stdout + proc.stderr
     stats = dict(
         line.split()[:2]
         for line in out.splitlines()
         if len(line.split()) == 2 and line.split()[1].isdigit()
     )
-    assert stats.get("train") == "2", out  # second_order_lstm lstm on m4 and m6 only
-    assert stats.get("evaluate_dyck") == "2", out
-    assert "dyck_data" not in stats
+    return stats, out
+
+
+def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
+    """benchmarks/track_archive.py: runs saved from one directory and restored into a fresh one
+    are complete to Snakemake; a run whose settings changed since it ran is not restored."""
+
+    def archive(action, workdir, config):
+        (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+        command = [sys.executable, str(ROOT / "benchmarks/track_archive.py"), action]
+        command += ["--directory", str(workdir), "--archive", str(tmp_path / "archive")]
+        command += ["--configfile", str(workdir / "config.yaml"), "--scale", "smoke"]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+    archive("save", smoke_run, smoke_config())
+    manifest = pd.read_csv(tmp_path / "archive/manifest.csv")
+    assert len(manifest) == 2 * 10  # m = 4, 6; 3 seed-000 and 7 seed-001 models; one seed
+    assert "save: 0 run(s) added" in archive("save", smoke_run, smoke_config())
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert "20 run(s) restored" in archive("restore", fresh, smoke_config())
+    stats, out = planned_jobs(fresh, smoke_config())
+    assert not {"train", "evaluate_dyck", "analyse_attention", "dyck_data"} & set(stats), out
+    assert "table_second_order_lstm_table1" in stats, out  # tables are made, not archived
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    config = smoke_config()
+    config["experiments"]["second_order_lstm"]["models"]["lstm"]["dataset_hparams"]["dyck"][
+        "embedding_dim"
+    ] = 31
+    out = archive("restore", changed, config)
+    assert "18 run(s) restored" in out and "settings changed since it ran" in out
+    stats, out = planned_jobs(changed, config)
+    assert stats.get("train") == "2" and stats.get("evaluate_dyck") == "2", out
 
 
 def test_report_builds(smoke_run):
