@@ -1,21 +1,26 @@
-"""Keep the finished runs of a long paper-scale track across machines that do not last.
+"""Keep a long paper-scale track's runs across machines that do not last.
 
-The paper-scale Dyck track takes longer than one of our sessions, and each session starts on a
-fresh machine. ``save`` copies every finished run of a Snakemake directory (its model file,
-history, metrics and analyses: a few tens of kB each) into an archive with a manifest: the
-run's identity and settings, the digests of the code that trained and scored it, its training
-time, the commit and the machine. ``restore`` puts the archived runs back into a directory
-(after making its data, so that the runs are newer than their inputs): Snakemake then finds
-them complete and goes on with the rest of the track. A run whose settings or code digest in
-the current checkout differ from the archived ones is not restored (its jobs run again).
+The paper-scale Dyck track and seed 003's fold-1 Table 1 take longer than one of our sessions,
+and each session starts on a fresh machine. ``save`` copies every finished run of a Snakemake
+directory (its model file, history, metrics and analyses: tens of kB) into an archive with a
+manifest: the run's identity and settings, the digests of the code that trained, scored and
+analysed it, its training time, the commit and the machine. It also keeps the last checkpoint
+of each unfinished run (every piece of its state, ``rnnrepro.training``).
+
+``restore`` makes the directory's data, then puts the archived runs back, newer than their
+inputs, so that Snakemake finds them complete, and puts the checkpoints where the unfinished
+runs resume from them (``train`` itself refuses a checkpoint of other code). What the current
+checkout would make differently is not restored: a run whose settings or training code changed
+runs again, and a changed evaluation or analysis script redoes only that step.
 
     python benchmarks/track_archive.py save --directory runs/dyck-paper \\
-        [--source <checkout the runs used>] [--archive benchmarks/results/dyck_paper]
+        [--source <checkout the runs used>] [--archive benchmarks/results/dyck_paper] \\
+        [--scale paper]
     python benchmarks/track_archive.py restore --directory runs/dyck-paper \\
-        [--archive benchmarks/results/dyck_paper]
+        [--archive benchmarks/results/dyck_paper] [--scale paper] [--data-mirror DIR]
 
 Restored runs carry no Snakemake metadata, so Snakemake says they "cannot be used to trigger
-re-runs": this script's own check (settings and code digests) stands in for it.
+re-runs": this script's check of settings and code digests stands in for it.
 """
 
 from __future__ import annotations
@@ -38,13 +43,19 @@ from rnnrepro import config as cfg
 from rnnrepro.provenance import code_digest, model_module
 
 REPO = Path(__file__).resolve().parent.parent
-# Files of a finished run, in the order they are made (restored with increasing mtimes).
-RUN_FILES = ("model.pt", "history.csv", "metrics.json", "ldpa.csv", "pabs.csv", "heatmap.csv")
-# The script behind each file after model.pt and history.csv (a file present for the run only).
-SCRIPTS = {"train": "model.pt", "evaluate_dyck": "metrics.json", "analyse_attention": "pabs.csv"}
+# The files a finished run may hold, in the order they are made, and the step making each.
+FILES = {
+    "model.pt": "train",
+    "history.csv": "train",
+    "metrics.json": "evaluate",
+    "ldpa.csv": "evaluate",
+    "pabs.csv": "analyse",
+    "heatmap.csv": "analyse",
+    "position_loss.csv": "analyse",
+    "examples.json": "analyse",
+}
+STEPS = ("train", "evaluate", "analyse")
 MANIFEST = "manifest.csv"
-# What tells a run apart from another of the same identity (the rest says where it ran).
-SAME_RUN = ("scale", "settings", *(f"code_{script}" for script in SCRIPTS), "train_seconds")
 COLUMNS = [
     "experiment",
     "dataset",
@@ -52,7 +63,7 @@ COLUMNS = [
     "seed",
     "scale",
     "settings",
-    *(f"code_{script}" for script in SCRIPTS),
+    *(f"code_{step}" for step in STEPS),
     "epochs",
     "stopped_because",
     "train_seconds",
@@ -61,6 +72,8 @@ COLUMNS = [
     "host",
     "saved_at",
 ]
+# What tells a run apart from another of the same identity (the rest says where it ran).
+SAME_RUN = ("scale", "settings", *(f"code_{step}" for step in STEPS), "train_seconds")
 
 
 def load_config(path: Path, scale: str) -> dict:
@@ -71,21 +84,36 @@ def load_config(path: Path, scale: str) -> dict:
     return config
 
 
-def digests(config: dict, run: cfg.Run, source: Path) -> dict:
-    """Code digest of each script of the run (as the Snakefile's ``run_code``), in ``source``."""
-    module = model_module(
-        cfg.architecture(config, run.experiment, run.model), source / "src" / "rnnrepro"
-    )
+def step_scripts(dataset: str) -> dict[str, str]:
+    """The script of each step of a run (the rules' ``run_code`` params)."""
+    if cfg.family(dataset) == "dyck":
+        return {"train": "train", "evaluate": "evaluate_dyck", "analyse": "analyse_attention"}
+    return {"train": "train", "evaluate": "evaluate_text", "analyse": "evaluate_text"}
+
+
+def fingerprint(config: dict, run: cfg.Run, source: Path) -> dict:
+    """The run's scale, resolved settings and code digest of each step, in checkout ``source``."""
+    root = source / "src" / "rnnrepro"
+    module = model_module(cfg.architecture(config, run.experiment, run.model), root)
+    settings = cfg.run_config(config, run.experiment, run.dataset, run.model)
     return {
-        f"code_{script}": code_digest(
-            f"scripts/{script}.py", module, root=source / "src" / "rnnrepro"
-        )
-        for script in SCRIPTS
+        "scale": config["scale"],
+        "settings": json.dumps(settings, sort_keys=True),
+        **{
+            f"code_{step}": code_digest(f"scripts/{script}.py", module, root=root)
+            for step, script in step_scripts(run.dataset).items()
+        },
     }
 
 
-def settings_json(settings: dict) -> str:
-    return json.dumps(settings, sort_keys=True)
+def single_stage_runs(config: dict) -> list[cfg.Run]:
+    """Every run of the scale trained in one job (no search trials, no later stages)."""
+    return [
+        run
+        for run in cfg.runs(config)
+        if run.trial is None
+        and cfg.stages(config, run.experiment, run.model, run.dataset) == ["train"]
+    ]
 
 
 def read_manifest(archive: Path) -> dict[str, dict]:
@@ -93,18 +121,19 @@ def read_manifest(archive: Path) -> dict[str, dict]:
     if not path.exists():
         return {}
     with path.open() as f:
-        return {cfg.Run(**identity(row)).path: row for row in csv.DictReader(f)}
+        return {run_of(row).path: row for row in csv.DictReader(f)}
 
 
-def identity(row: dict) -> dict:
-    return {
-        k: (int(row[k]) if k == "seed" else row[k])
-        for k in ("experiment", "dataset", "model", "seed")
-    }
+def run_of(row: dict) -> cfg.Run:
+    return cfg.Run(row["experiment"], row["dataset"], row["model"], int(row["seed"]))
 
 
-def save(directory: Path, archive: Path, source: Path, configfile: Path, scale: str) -> None:
-    config = load_config(configfile, scale)
+def checkpoint(directory: Path, config: dict, run: cfg.Run) -> Path:
+    """Where ``train`` checkpoints the run (the Snakefile's ``checkpoint_path``)."""
+    return directory / config["checkpoint_dir"] / config["scale"] / f"{run.path}.pt"
+
+
+def save(directory: Path, archive: Path, source: Path, config: dict) -> None:
     commit = subprocess.run(
         ["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
         capture_output=True,
@@ -113,21 +142,24 @@ def save(directory: Path, archive: Path, source: Path, configfile: Path, scale: 
     ).stdout.strip()
     host = f"{platform.node()} ({os.cpu_count()} cores)"
     manifest = read_manifest(archive)
-    added = 0
-    for run in cfg.runs(config):
-        if cfg.family(run.dataset) != "dyck":
-            continue
+    added = kept = 0
+    for run in single_stage_runs(config):
         run_dir = directory / "results" / "runs" / run.path
+        kept_checkpoint = archive / "checkpoints" / f"{run.path}.pt"
         if not (run_dir / "metrics.json").exists():
-            continue  # not finished: its checkpoint stays where it is
+            if checkpoint(directory, config, run).exists():  # unfinished: keep where it is
+                kept_checkpoint.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(checkpoint(directory, config, run), kept_checkpoint)
+                kept += 1
+            continue
+        kept_checkpoint.unlink(missing_ok=True)
         record = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True)
         if record["identity"] != run.identity():
             sys.exit(f"save: {run_dir}/model.pt is the run {record['identity']}, not {run.path}")
         row = {
-            **run.identity(),
-            "scale": scale,
-            "settings": settings_json(record["run"]),
-            **digests(config, run, source),
+            **{k: v for k, v in run.identity().items() if k != "stage"},
+            **fingerprint(config, run, source),
+            "settings": json.dumps(record["run"], sort_keys=True),  # what it ran with
             "epochs": record["epochs"],
             "stopped_because": record["stopped_because"],
             "train_seconds": f"{record['train_seconds']:.1f}",
@@ -136,13 +168,12 @@ def save(directory: Path, archive: Path, source: Path, configfile: Path, scale: 
             "host": host,
             "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        row.pop("stage")
         known = manifest.get(run.path)
         if known and all(known[k] == str(row[k]) for k in SAME_RUN):
             continue
         out = archive / run.path
         out.mkdir(parents=True, exist_ok=True)
-        for name in RUN_FILES:
+        for name in FILES:
             if (run_dir / name).exists():
                 shutil.copyfile(run_dir / name, out / name)
         manifest[run.path] = row
@@ -152,51 +183,60 @@ def save(directory: Path, archive: Path, source: Path, configfile: Path, scale: 
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(manifest[path] for path in sorted(manifest))
-    print(f"save: {added} run(s) added or updated; {len(manifest)} in {archive}")
-
-
-def restore(directory: Path, archive: Path, configfile: Path, scale: str) -> None:
-    config = load_config(configfile, scale)
-    manifest = read_manifest(archive)
-    if not manifest:
-        sys.exit(f"restore: no {MANIFEST} in {archive}")
-    # the data first: restored runs must be newer than their inputs
-    data = sorted(
-        {
-            f"results/data/{row['dataset']}/{split}.txt"
-            for row in manifest.values()
-            for split in ("train", "val", "test")
-        }
+    print(
+        f"save: {added} run(s) added or updated, {len(manifest)} in {archive}; "
+        f"{kept} checkpoint(s) of unfinished runs"
     )
-    command = [sys.executable, "-m", "snakemake", *data, "--cores", "1"]
+
+
+def restore(directory: Path, archive: Path, config: dict, configfile: Path, extra: list) -> None:
+    manifest = read_manifest(archive)
+    checkpoints = sorted((archive / "checkpoints").rglob("*.pt"))
+    if not manifest and not checkpoints:
+        sys.exit(f"restore: nothing in {archive}")
+    runs = {path: run_of(row) for path, row in manifest.items()}
+    runs |= {
+        run.path: run
+        for run in single_stage_runs(config)
+        if archive / "checkpoints" / f"{run.path}.pt" in checkpoints
+    }
+    # the data first: the restored files must be newer than their inputs
+    data = {
+        f"results/data/{run.dataset}/{split}.txt"
+        for run in runs.values()
+        for split in ("train", "val", "test")
+    }
+    command = [sys.executable, "-m", "snakemake", *sorted(data), "--cores", "1"]
     command += ["--directory", str(directory), "--snakefile", str(REPO / "Snakefile")]
-    command += ["--configfile", str(configfile)]
-    subprocess.run([*command, "--config", f"scale={scale}"], check=True)
-    restored = 0
-    for path, row in manifest.items():
-        run = cfg.Run(**identity(row))
-        now = {
-            "scale": scale,
-            "settings": settings_json(
-                cfg.run_config(config, run.experiment, run.dataset, run.model)
-            ),
-            **digests(config, run, REPO),
-        }
-        changed = [key for key, value in now.items() if row[key] != value]
-        target = directory / "results" / "runs" / path
-        if changed:
-            print(f"restore: {path}: {', '.join(changed)} changed since it ran: not restored")
+    command += ["--configfile", str(configfile), "--config", f"scale={config['scale']}", *extra]
+    subprocess.run(command, check=True)
+    restored = resumable = 0
+    for path, run in sorted(runs.items()):
+        now = fingerprint(config, run, REPO)
+        row = manifest.get(path)
+        if row is None:  # unfinished: train resumes it, or starts again if its code changed
+            target = checkpoint(directory, config, run)
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(archive / "checkpoints" / f"{path}.pt", target)
+                resumable += 1
             continue
+        changed = [key for key in now if row[key] != now[key]]
+        if changed:
+            print(f"restore: {path}: {', '.join(changed)} changed since it ran")
+        if {"scale", "settings", "code_train"} & set(changed):
+            continue
+        target = directory / "results" / "runs" / path
         if (target / "metrics.json").exists():
             continue
         target.mkdir(parents=True, exist_ok=True)
         stamp = time.time()
-        for k, name in enumerate(RUN_FILES):
-            if (archive / path / name).exists():
+        for name, step in FILES.items():
+            if f"code_{step}" not in changed and (archive / path / name).exists():
                 shutil.copyfile(archive / path / name, target / name)
-                os.utime(target / name, (stamp + k, stamp + k))
+                os.utime(target / name, (stamp + STEPS.index(step), stamp + STEPS.index(step)))
         restored += 1
-    print(f"restore: {restored} run(s) restored into {directory}")
+    print(f"restore: {restored} finished run(s) and {resumable} checkpoint(s) into {directory}")
 
 
 def main() -> None:
@@ -209,13 +249,16 @@ def main() -> None:
     )
     parser.add_argument("--configfile", type=Path, help="default: <source>/config.yaml")
     parser.add_argument("--scale", default="paper")
+    parser.add_argument("--data-mirror", help="restore: the pipeline's data_mirror")
     args = parser.parse_args()
     source = args.source.resolve()
-    configfile = args.configfile or source / "config.yaml"
+    configfile = (args.configfile or source / "config.yaml").resolve()
+    config = load_config(configfile, args.scale)
     if args.action == "save":
-        save(args.directory, args.archive, source, configfile, args.scale)
+        save(args.directory, args.archive, source, config)
     else:
-        restore(args.directory, args.archive, configfile, args.scale)
+        extra = [f"data_mirror={args.data_mirror}"] if args.data_mirror else []
+        restore(args.directory, args.archive, config, configfile, extra)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -130,12 +131,13 @@ def planned_jobs(workdir, config) -> tuple[dict[str, str], str]:
 
 def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     """benchmarks/track_archive.py: runs saved from one directory and restored into a fresh one
-    are complete to Snakemake; a run whose settings changed since it ran is not restored."""
+    are complete to Snakemake; a run whose settings changed since it ran is not restored; an
+    unfinished run's checkpoint is kept and resumed to the same numbers."""
 
-    def archive(action, workdir, config):
+    def archive(action, workdir, config, name="archive"):
         (workdir / "config.yaml").write_text(yaml.safe_dump(config))
         command = [sys.executable, str(ROOT / "benchmarks/track_archive.py"), action]
-        command += ["--directory", str(workdir), "--archive", str(tmp_path / "archive")]
+        command += ["--directory", str(workdir), "--archive", str(tmp_path / name)]
         command += ["--configfile", str(workdir / "config.yaml"), "--scale", "smoke"]
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout
 
@@ -145,10 +147,11 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     assert "save: 0 run(s) added" in archive("save", smoke_run, smoke_config())
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    assert "20 run(s) restored" in archive("restore", fresh, smoke_config())
+    assert "restore: 20 finished run(s)" in archive("restore", fresh, smoke_config())
     stats, out = planned_jobs(fresh, smoke_config())
     assert not {"train", "evaluate_dyck", "analyse_attention", "dyck_data"} & set(stats), out
     assert "table_second_order_lstm_table1" in stats, out  # tables are made, not archived
+
     changed = tmp_path / "changed"
     changed.mkdir()
     config = smoke_config()
@@ -156,9 +159,29 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
         "embedding_dim"
     ] = 31
     out = archive("restore", changed, config)
-    assert "18 run(s) restored" in out and "settings changed since it ran" in out
+    assert "restore: 18 finished run(s)" in out and "seed1: settings changed since it ran" in out
     stats, out = planned_jobs(changed, config)
     assert stats.get("train") == "2" and stats.get("evaluate_dyck") == "2", out
+
+    # an unfinished run: only its checkpoint (here, of its last epoch) exists
+    run = "second_order_lstm/dyck_m4/attention_lstm/seed1"
+    unfinished = tmp_path / "unfinished"
+    saved = smoke_run / f"results/checkpoints/smoke/{run}.pt"
+    (unfinished / saved.relative_to(smoke_run)).parent.mkdir(parents=True)
+    shutil.copyfile(saved, unfinished / saved.relative_to(smoke_run))
+    assert "1 checkpoint(s) of unfinished runs" in archive(
+        "save", unfinished, smoke_config(), "kept"
+    )
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    assert "0 finished run(s) and 1 checkpoint(s)" in archive(
+        "restore", resumed, smoke_config(), "kept"
+    )
+    run_snakemake(resumed, smoke_config(), f"results/runs/{run}/history.csv")
+    log = (resumed / f"results/logs/train/{run}.log").read_text()
+    assert "resuming from" in log
+    history = (resumed / f"results/runs/{run}/history.csv").read_text()
+    assert history == (smoke_run / f"results/runs/{run}/history.csv").read_text()
 
 
 def test_report_builds(smoke_run):
