@@ -26,6 +26,7 @@ re-runs": this script's check of settings and code digests stands in for it.
 from __future__ import annotations
 
 import argparse
+import calendar
 import csv
 import json
 import os
@@ -71,6 +72,17 @@ COLUMNS = [
     "commit",
     "host",
     "saved_at",
+]
+SEGMENT_COLUMNS = [
+    "started",
+    "saved_at",
+    "wall_seconds",
+    "host",
+    "commit",
+    "finished_before",
+    "finished_after",
+    "checkpoints_kept",
+    "note",
 ]
 # What tells a run apart from another of the same identity (the rest says where it ran).
 SAME_RUN = ("scale", "settings", *(f"code_{step}" for step in STEPS), "train_seconds")
@@ -133,7 +145,9 @@ def checkpoint(directory: Path, config: dict, run: cfg.Run) -> Path:
     return directory / config["checkpoint_dir"] / config["scale"] / f"{run.path}.pt"
 
 
-def save(directory: Path, archive: Path, source: Path, config: dict) -> None:
+def save(
+    directory: Path, archive: Path, source: Path, config: dict, segment: tuple | None = None
+) -> None:
     commit = subprocess.run(
         ["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
         capture_output=True,
@@ -142,6 +156,7 @@ def save(directory: Path, archive: Path, source: Path, config: dict) -> None:
     ).stdout.strip()
     host = f"{platform.node()} ({os.cpu_count()} cores)"
     manifest = read_manifest(archive)
+    finished_before = len(manifest)
     added = kept = 0
     for run in single_stage_runs(config):
         run_dir = directory / "results" / "runs" / run.path
@@ -183,10 +198,26 @@ def save(directory: Path, archive: Path, source: Path, config: dict) -> None:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(manifest[path] for path in sorted(manifest))
+    if segment:
+        record_segment(archive, *segment, host, commit, finished_before, len(manifest), kept)
     print(
         f"save: {added} run(s) added or updated, {len(manifest)} in {archive}; "
         f"{kept} checkpoint(s) of unfinished runs"
     )
+
+
+def record_segment(archive: Path, started: str, note: str, *row) -> None:
+    """Append one stretch of the track's wall time (its start to now) to segments.csv."""
+    path = archive / "segments.csv"
+    new = not path.exists()
+    start = calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ"))
+    with path.open("a", newline="") as f:
+        writer = csv.writer(f)
+        if new:
+            writer.writerow(SEGMENT_COLUMNS)
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+        writer.writerow([started, stamp, round(now - start), *row, note])
 
 
 def restore(directory: Path, archive: Path, config: dict, configfile: Path, extra: list) -> None:
@@ -250,12 +281,19 @@ def main() -> None:
     parser.add_argument("--configfile", type=Path, help="default: <source>/config.yaml")
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--data-mirror", help="restore: the pipeline's data_mirror")
+    parser.add_argument(
+        "--segment-start",
+        help="save: when this stretch of the track started (UTC, 2026-11-25T00:00:00Z): its wall "
+        "time is recorded in segments.csv",
+    )
+    parser.add_argument("--segment-note", default="", help="save: e.g. pauses in the segment")
     args = parser.parse_args()
     source = args.source.resolve()
     configfile = (args.configfile or source / "config.yaml").resolve()
     config = load_config(configfile, args.scale)
     if args.action == "save":
-        save(args.directory, args.archive, source, config)
+        segment = (args.segment_start, args.segment_note) if args.segment_start else None
+        save(args.directory, args.archive, source, config, segment)
     else:
         extra = [f"data_mirror={args.data_mirror}"] if args.data_mirror else []
         restore(args.directory, args.archive, config, configfile, extra)
