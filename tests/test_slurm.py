@@ -168,8 +168,10 @@ def finish(proc: subprocess.Popen, timeout: float) -> int:
 
 
 def test_cancelled_training_is_resubmitted_and_resumes(cluster, tmp_path):
-    # Twelve epochs on 300 sequences (about a second each): the cancel lands mid-training.
-    config = small_config(train_size=300, max_epochs=12)
+    # Twelve epochs on 3,000 sequences (0.5-2 s each, by machine load): the cancel, about a
+    # second after the first checkpoint, lands mid-training. (At 300 sequences, 0.1 s each, an
+    # idle machine finished all twelve before the cancel arrived.)
+    config = small_config(train_size=3000, max_epochs=12)
     target = f"{RUN}/history.csv"
     reference, cancelled = tmp_path / "reference", tmp_path / "cancelled"
     reference.mkdir()
