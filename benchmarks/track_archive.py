@@ -18,6 +18,12 @@ runs again, and a changed evaluation or analysis script redoes only that step.
         [--scale paper]
     python benchmarks/track_archive.py restore --directory runs/dyck-paper \\
         [--archive benchmarks/results/dyck_paper] [--scale paper] [--data-mirror DIR]
+    python benchmarks/track_archive.py status [--archive ...] [--scale paper] \\
+        [--family dyck] [--experiment NAME ...]
+
+``save --segment-start`` appends the stretch of wall time since then (and the seconds the track
+was paused within it) to ``segments.csv``; ``status`` prints how far the track is: runs
+finished of those planned, their training hours, and the wall time of all segments.
 
 Restored runs carry no Snakemake metadata, so Snakemake says they "cannot be used to trigger
 re-runs": this script's check of settings and code digests stands in for it.
@@ -82,6 +88,7 @@ SEGMENT_COLUMNS = [
     "finished_before",
     "finished_after",
     "checkpoints_kept",
+    "paused_seconds",
     "note",
 ]
 # What tells a run apart from another of the same identity (the rest says where it ran).
@@ -206,8 +213,9 @@ def save(
     )
 
 
-def record_segment(archive: Path, started: str, note: str, *row) -> None:
-    """Append one stretch of the track's wall time (its start to now) to segments.csv."""
+def record_segment(archive: Path, started: str, paused: int, note: str, *row) -> None:
+    """Append one stretch of the track's wall time (its start to now, ``paused`` seconds of it
+    stopped) to segments.csv."""
     path = archive / "segments.csv"
     new = not path.exists()
     start = calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ"))
@@ -217,7 +225,7 @@ def record_segment(archive: Path, started: str, note: str, *row) -> None:
             writer.writerow(SEGMENT_COLUMNS)
         now = time.time()
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-        writer.writerow([started, stamp, round(now - start), *row, note])
+        writer.writerow([started, stamp, round(now - start), *row, paused, note])
 
 
 def restore(directory: Path, archive: Path, config: dict, configfile: Path, extra: list) -> None:
@@ -270,10 +278,38 @@ def restore(directory: Path, archive: Path, config: dict, configfile: Path, extr
     print(f"restore: {restored} finished run(s) and {resumable} checkpoint(s) into {directory}")
 
 
+def status(archive: Path, config: dict, family: str, experiments: list[str] | None) -> None:
+    """Print the runs of ``family``'s datasets finished in the archive of those planned."""
+    manifest = read_manifest(archive)
+    planned = [
+        run
+        for run in single_stage_runs(config)
+        if cfg.family(run.dataset) == family and (not experiments or run.experiment in experiments)
+    ]
+    if not planned:
+        sys.exit(f"status: no {family} run planned at scale {config['scale']}")
+    groups: dict[tuple, list] = {}
+    for run in planned:
+        groups.setdefault((run.experiment, run.dataset, run.model), []).append(run)
+    for (experiment, dataset, model), group in groups.items():
+        done = [run.seed for run in group if run.path in manifest]
+        seeds = ", ".join(str(seed) for seed in done) or "-"
+        print(f"{experiment:20} {dataset:12} {model:22} {len(done)}/{len(group)}  seeds {seeds}")
+    rows = [manifest[run.path] for run in planned if run.path in manifest]
+    hours = sum(float(row["train_seconds"]) for row in rows) / 3600
+    print(f"{len(rows)}/{len(planned)} runs finished, {hours:.2f} training hours (one core each)")
+    path = archive / "segments.csv"
+    if path.exists():
+        with path.open() as f:
+            segments = list(csv.DictReader(f))
+        wall = sum(int(s["wall_seconds"]) - int(s["paused_seconds"] or 0) for s in segments)
+        print(f"{len(segments)} segment(s): {wall / 3600:.2f} h of wall time, pauses excluded")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["save", "restore"])
-    parser.add_argument("--directory", type=Path, required=True, help="the Snakemake directory")
+    parser.add_argument("action", choices=["save", "restore", "status"])
+    parser.add_argument("--directory", type=Path, help="save, restore: the Snakemake directory")
     parser.add_argument("--archive", type=Path, default=REPO / "benchmarks/results/dyck_paper")
     parser.add_argument(
         "--source", type=Path, default=REPO, help="save: the checkout the runs were made with"
@@ -286,13 +322,27 @@ def main() -> None:
         help="save: when this stretch of the track started (UTC, 2026-11-25T00:00:00Z): its wall "
         "time is recorded in segments.csv",
     )
-    parser.add_argument("--segment-note", default="", help="save: e.g. pauses in the segment")
+    parser.add_argument(
+        "--segment-paused", type=int, default=0, help="save: seconds the track was paused in it"
+    )
+    parser.add_argument("--segment-note", default="", help="save: e.g. what the pauses were for")
+    parser.add_argument("--family", default="dyck", help="status: the datasets' family")
+    parser.add_argument(
+        "--experiment", action="append", help="status: only these experiments (repeatable)"
+    )
     args = parser.parse_args()
     source = args.source.resolve()
     configfile = (args.configfile or source / "config.yaml").resolve()
     config = load_config(configfile, args.scale)
+    if args.action == "status":
+        status(args.archive, config, args.family, args.experiment)
+        return
+    if args.directory is None:
+        parser.error(f"{args.action} needs --directory")
     if args.action == "save":
-        segment = (args.segment_start, args.segment_note) if args.segment_start else None
+        segment = None
+        if args.segment_start:
+            segment = (args.segment_start, args.segment_paused, args.segment_note)
         save(args.directory, args.archive, source, config, segment)
     else:
         extra = [f"data_mirror={args.data_mirror}"] if args.data_mirror else []

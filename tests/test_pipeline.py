@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -134,9 +136,9 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     are complete to Snakemake; a run whose settings changed since it ran is not restored; an
     unfinished run's checkpoint is kept and resumed to the same numbers."""
 
-    def archive(action, workdir, config, name="archive"):
+    def archive(action, workdir, config, name="archive", *extra):
         (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-        command = [sys.executable, str(ROOT / "benchmarks/track_archive.py"), action]
+        command = [sys.executable, str(ROOT / "benchmarks/track_archive.py"), action, *extra]
         command += ["--directory", str(workdir), "--archive", str(tmp_path / name)]
         command += ["--configfile", str(workdir / "config.yaml"), "--scale", "smoke"]
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout
@@ -144,7 +146,13 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     archive("save", smoke_run, smoke_config())
     manifest = pd.read_csv(tmp_path / "archive/manifest.csv")
     assert len(manifest) == 2 * 10  # m = 4, 6; 3 seed-000 and 7 seed-001 models; one seed
-    assert "save: 0 run(s) added" in archive("save", smoke_run, smoke_config())
+    # a segment of the track that started two hours ago and was paused for one of them
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 7200))
+    segment = ("--segment-start", started, "--segment-paused", "3600")
+    assert "save: 0 run(s) added" in archive("save", smoke_run, smoke_config(), "archive", *segment)
+    out = archive("status", smoke_run, smoke_config())
+    assert "20/20 runs finished" in out and "1 segment(s): 1.00 h of wall time" in out, out
+    assert re.search(r"multi_matrix +dyck_m6 +mmlstm +1/1 +seeds 1\n", out), out
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     assert "restore: 20 finished run(s)" in archive("restore", fresh, smoke_config())
@@ -172,6 +180,7 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     assert "1 checkpoint(s) of unfinished runs" in archive(
         "save", unfinished, smoke_config(), "kept"
     )
+    assert "0/20 runs finished" in archive("status", unfinished, smoke_config(), "kept")
     resumed = tmp_path / "resumed"
     resumed.mkdir()
     assert "0 finished run(s) and 1 checkpoint(s)" in archive(
