@@ -38,6 +38,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -278,6 +279,17 @@ def restore(directory: Path, archive: Path, config: dict, configfile: Path, extr
     print(f"restore: {restored} finished run(s) and {resumable} checkpoint(s) into {directory}")
 
 
+def steady_seconds(history: Path) -> float:
+    """A run's training time without its outlying epochs: epochs times the median epoch.
+
+    An epoch's ``seconds`` are wall time, so an epoch in progress while the track was stopped
+    (``SIGSTOP``) counts the stop too.
+    """
+    with history.open() as f:
+        seconds = [float(row["seconds"]) for row in csv.DictReader(f)]
+    return len(seconds) * statistics.median(seconds)
+
+
 def status(archive: Path, config: dict, family: str, experiments: list[str] | None) -> None:
     """Print the runs of ``family``'s datasets finished in the archive of those planned."""
     manifest = read_manifest(archive)
@@ -295,9 +307,14 @@ def status(archive: Path, config: dict, family: str, experiments: list[str] | No
         done = [run.seed for run in group if run.path in manifest]
         seeds = ", ".join(str(seed) for seed in done) or "-"
         print(f"{experiment:20} {dataset:12} {model:22} {len(done)}/{len(group)}  seeds {seeds}")
-    rows = [manifest[run.path] for run in planned if run.path in manifest]
-    hours = sum(float(row["train_seconds"]) for row in rows) / 3600
-    print(f"{len(rows)}/{len(planned)} runs finished, {hours:.2f} training hours (one core each)")
+    finished = [run for run in planned if run.path in manifest]
+    hours = sum(float(manifest[run.path]["train_seconds"]) for run in finished) / 3600
+    steady = sum(steady_seconds(archive / run.path / "history.csv") for run in finished) / 3600
+    print(
+        f"{len(finished)}/{len(planned)} runs finished, {hours:.2f} training hours (one core each;"
+        f" {steady:.2f} h as epochs x each run's median epoch, which leaves out epochs stretched"
+        " while the track was stopped)"
+    )
     path = archive / "segments.csv"
     if path.exists():
         with path.open() as f:

@@ -153,6 +153,24 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     out = archive("status", smoke_run, smoke_config())
     assert "20/20 runs finished" in out and "1 segment(s): 1.00 h of wall time" in out, out
     assert re.search(r"multi_matrix +dyck_m6 +mmlstm +1/1 +seeds 1\n", out), out
+    hours = re.search(r"([\d.]+) training hours \(one core each; ([\d.]+) h as epochs", out)
+    assert hours, out
+    # an epoch stretched by a stop counts in the training hours, not in the steady ones
+    history = tmp_path / "archive/multi_matrix/dyck_m6/mmlstm/seed1/history.csv"
+    original = history.read_text()
+    before = pd.read_csv(history)["seconds"]
+    epochs = pd.concat([pd.read_csv(history)] * 3, ignore_index=True)
+    epochs["seconds"] = 3600.0
+    epochs.loc[0, "seconds"] = 36000.0
+    epochs.to_csv(history, index=False)
+    stretched = re.search(
+        r"([\d.]+) training hours \(one core each; ([\d.]+) h",
+        archive("status", smoke_run, smoke_config()),
+    )
+    assert stretched[1] == hours[1]  # from the manifest
+    expected = float(hours[2]) - len(before) * before.median() / 3600 + len(epochs)
+    assert float(stretched[2]) == pytest.approx(expected, abs=0.011)
+    history.write_text(original)
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     assert "restore: 20 finished run(s)" in archive("restore", fresh, smoke_config())
