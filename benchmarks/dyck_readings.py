@@ -27,11 +27,10 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+from dyck_runs import train_and_score
 
 from rnnrepro import config as cfg
 
@@ -77,35 +76,9 @@ def main() -> None:
                 Path(f"{out}{suffix}").write_bytes((args.pipeline_run / name).read_bytes())
         identity = {"experiment": "second_order_lstm", "dataset": dataset, "model": args.model,
                     "seed": args.seed, "stage": "train"}  # fmt: skip
-        if not Path(f"{out}.metrics.json").exists() and not Path(f"{out}.pt").exists():
-            with open(f"{out}.log", "a") as log:
-                subprocess.run(
-                    [
-                        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(run),
-                        "--identity", json.dumps(identity), "--seed", str(args.seed),
-                        "--train", str(data / "train.txt"), "--val", str(data / "val.txt"),
-                        "--checkpoint", f"{out}.ckpt", "--out-model", f"{out}.pt",
-                        "--out-history", f"{out}.csv",
-                    ],
-                    check=True,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )  # fmt: skip
-        metrics = Path(f"{out}.metrics.json")
-        if not metrics.exists():
-            subprocess.run(
-                [
-                    sys.executable, "-m", "rnnrepro.scripts.evaluate_dyck",
-                    "--model", f"{out}.pt", "--history", f"{out}.csv",
-                    "--val", str(data / "val.txt"), "--test", str(data / "test.txt"),
-                    "--wcpa-min-events", str(config["dyck"]["wcpa_min_events"]),
-                    "--scale", "paper", "--out-metrics", str(metrics),
-                    "--out-ldpa", f"{out}.ldpa.csv",
-                ],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )  # fmt: skip
-        m = json.loads(metrics.read_text())
+        m = train_and_score(
+            run, identity, args.seed, data, str(out), config["dyck"]["wcpa_min_events"]
+        )
         with open(f"{out}.csv", newline="") as f:
             final_lr = float(list(csv.DictReader(f))[-1]["lr"])
         floor = json.loads((data / "floor.json").read_text())
