@@ -21,6 +21,7 @@ from rnnrepro.reporting.analysis import (
     principal_angles,
 )
 from rnnrepro.reporting.figures import FIGURES, read_runs
+from rnnrepro.reporting.orderings import ORDERINGS, Ordering, check_orderings, orderings_for
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import build_table, collect_metrics, write_table
 
@@ -580,6 +581,50 @@ def test_make_table_cli_notes_and_tolerances(tmp_path):
     text = "\n".join(md)
     assert "Tolerances for a match: params 0.05 (relative), bpc 0.05 (relative)." in text
     assert "ppl" not in text.split("Tolerances for a match:")[1].splitlines()[0]
+    orderings = text.split("## Orderings the paper states")[1]
+    assert orderings.count("| missing |") == len(orderings_for("general_second_order", None))
+
+
+def test_orderings_hold_on_the_papers_numbers():
+    """Every stated ordering is true of the paper's own numbers (else check_orderings raises)."""
+    for paper, label in ORDERINGS:
+        table = build_table(load_reference(paper, label), pd.DataFrame(), {})
+        checked = check_orderings(orderings_for(paper, [label]), table)
+        assert (checked["paper margin"] > 0).all()
+        assert set(checked["verdict"]) == {"missing"}
+
+
+def test_orderings_on_reproduced_means(tmp_path):
+    """Margins and verdicts from the runs' means; a reduced scale is named; a reversed or
+    unknown ordering is an error."""
+    reference = load_reference("general_second_order", "Table 1")
+    bpc = dict(zip(reference["model"], reference["value"], strict=True))
+    bpc["first_order_rnn"] = 1.0  # better than every second-order model: two orderings fail
+    paths = [
+        write_lm_metrics(
+            tmp_path, "general_second_order", "ptb_lines_unigram_fold1", m, 1, v, scale="fold1"
+        )
+        for m, v in bpc.items()
+    ]
+    table = build_table(reference, collect_metrics(paths), {})
+    checked = check_orderings(orderings_for("general_second_order", ["Table 1"]), table, {"fold1"})
+    checked = checked.set_index("ordering")
+    failing = [
+        "every second-order model beats the first-order RNN",
+        "the best model has neither first-order term, tanh",
+    ]
+    assert (checked.loc[failing, "verdict"] == "fold1-scale fails").all()
+    assert (checked.drop(index=failing)["verdict"] == "fold1-scale holds").all()
+    assert checked.loc[failing[0], "reproduced margin"] == pytest.approx(1.0 - 1.23)
+    assert checked.loc[failing[1], "reproduced margin"] == pytest.approx(1.0 - 1.12)
+    gap = checked.loc["the Eh_t-1 gap is larger with Id than with tanh"]
+    assert gap["reproduced margin"] == pytest.approx((1.225 - 1.165) - (1.14 - 1.125))
+    reversed_ = Ordering("reversed", "test", better=("first_order_rnn",), worse=("so_tanh",))
+    with pytest.raises(ValueError, match="does not hold on the paper's numbers"):
+        check_orderings((reversed_,), build_table(reference, pd.DataFrame(), {}))
+    unknown = Ordering("unknown", "test", better=("so_tanh",), worse=("gru",))
+    with pytest.raises(ValueError, match=r"no table row for model\(s\) \['gru'\]"):
+        check_orderings((unknown,), table)
 
 
 def test_make_table_info_only_table(tmp_path):

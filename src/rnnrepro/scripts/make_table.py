@@ -7,7 +7,8 @@ Example:
 
 A reference row whose dataset is a cross-validation family (``ptb_lines_unigram``) is compared
 with the runs on its folds (``ptb_lines_unigram_fold1`` ...): mean ± std over folds × seeds.
-``--note`` (repeatable) puts a line under the title, e.g. the scale's reductions.
+``--note`` (repeatable) puts a line under the title, e.g. the scale's reductions. The orderings
+the paper states about the table (``reporting.orderings``) follow it, checked on the means.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import sys
 
 from rnnrepro.data.sources import unpublished
+from rnnrepro.reporting.orderings import check_orderings, ordering_lines, orderings_for
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import (
     build_table,
@@ -104,6 +106,10 @@ def main(argv: list[str] | None = None) -> None:
         args.note.append(readings)
     floors = read_floors(args.floors)
     table = build_table(reference, runs, floors, tolerances, args.scale)
+    run_scales = set(runs["scale"]) - {""} if "scale" in runs else set()
+    orderings = check_orderings(
+        orderings_for(args.paper, args.table), table, run_scales or {args.scale}
+    )
     title = args.title or f"{args.paper} {table_label or '(all tables)'}: paper vs reproduction"
     notes = [
         describe_tolerances(tolerances_in_use(reference, tolerances)),
@@ -123,6 +129,7 @@ def main(argv: list[str] | None = None) -> None:
             *search_lines(search_summary(args.metrics)),
             *(robust_wcpa_lines(runs, args.wcpa_min_events) if args.wcpa_min_events else []),
             *training_lines(runs, args.histories, floors),
+            *ordering_lines(orderings),
         ],
     )
     for _, row in table[table["verdict"] == "below floor"].iterrows():
