@@ -1,6 +1,7 @@
 # Config validation, target lists, input functions and wildcard constraints.
 
 import json
+import os
 import shlex
 import sys
 from dataclasses import replace
@@ -12,8 +13,13 @@ from snakemake.utils import validate
 # the DAG is built from src/ directly so that a dry run works before installing.
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
+from rnnrepro import buildcache  # noqa: E402
 from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
+
+# The compiled recurrences: a build cache of this Python environment's own, which the jobs
+# inherit through the environment (rnnrepro/buildcache.py).
+buildcache.use_own_cache()
 
 validate(config, schema="../schemas/config.schema.yaml")
 try:
@@ -41,10 +47,16 @@ wildcard_constraints:
 def before_start():
     """Once every job is planned and before the first starts (not in dry runs, nor inside
     cluster jobs): stop at once if a planned download cannot succeed, then print the cost.
+    A build lock of the compiled recurrences left by a killed job is removed.
     """
     from snakemake.logging import logger
 
     from rnnrepro import preflight
+
+    for lock in buildcache.remove_stale_locks(Path(os.environ[buildcache.VARIABLE])):
+        logger.warning(
+            f"Removed {lock}: left by a build of the compiled recurrences that was killed"
+        )
 
     planned = list(workflow.dag.needrun_jobs())
     files = [
