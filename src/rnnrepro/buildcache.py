@@ -36,18 +36,6 @@ def extensions_dir(prefix: str | None = None, environ: Mapping[str, str] | None 
     return cache / "torch_extensions" / f"rnnrepro-{tag}"
 
 
-def stale_locks(root: Path, now: float | None = None) -> list[Path]:
-    """torch's build lock files under ``root`` older than ``STALE_LOCK_SECONDS``."""
-    now = time.time() if now is None else now
-    if not root.is_dir():
-        return []
-    return sorted(
-        lock
-        for lock in root.glob("**/rnnrepro_recurrences*/lock")
-        if now - lock.stat().st_mtime > STALE_LOCK_SECONDS
-    )
-
-
 def use_own_cache(environ: dict[str, str] | None = None) -> Path:
     """Set ``TORCH_EXTENSIONS_DIR`` in ``environ`` (default ``os.environ``, which the jobs
     inherit) to this environment's cache unless it is set; returns it."""
@@ -58,8 +46,16 @@ def use_own_cache(environ: dict[str, str] | None = None) -> Path:
 
 
 def remove_stale_locks(root: Path) -> list[Path]:
-    """Remove the lock files killed builds left under ``root``; returns them."""
-    removed = stale_locks(root)
+    """Remove torch's build lock files of our build under ``root`` older than
+    ``STALE_LOCK_SECONDS`` (left by killed builds); returns them."""
+    if not root.is_dir():
+        return []
+    now = time.time()
+    removed = sorted(
+        lock
+        for lock in root.glob("**/rnnrepro_recurrences*/lock")
+        if now - lock.stat().st_mtime > STALE_LOCK_SECONDS
+    )
     for lock in removed:
         lock.unlink(missing_ok=True)
     return removed
