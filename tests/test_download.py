@@ -691,6 +691,22 @@ def test_overrides_replace_registry_fields(tmp_path, monkeypatch):
         sources.apply_overrides(str(overrides))
 
 
+def test_pinned_content_is_the_checksums_after_overrides(tmp_path, toy):
+    """What a download's rerun depends on: the checksums, not where a copy is read from."""
+    toy("sum.txt", sha256="ab" * 32, url="http://a/sum.txt")
+    toy("tofu.txt", url="http://a/tofu.txt")
+    assert sources.pinned_content("toy", "sum.txt") == f"sha256={'ab' * 32}"
+    assert sources.pinned_content("toy", "tofu.txt") == "url=http://a/tofu.txt"
+    overrides = tmp_path / "sources.yaml"
+    overrides.write_text("toy:\n  sum.txt: {mirror_path: elsewhere.txt, url: http://b/s}\n")
+    assert sources.pinned_content("toy", "sum.txt", str(overrides)) == f"sha256={'ab' * 32}"
+    overrides.write_text(f"toy:\n  sum.txt: {{sha256: {'cd' * 32}}}\n")
+    assert sources.pinned_content("toy", "sum.txt", str(overrides)) == f"sha256={'cd' * 32}"
+    assert sources.get_source("toy", "sum.txt").sha256 == "ab" * 32  # the registry is untouched
+    with pytest.raises(sources.UnknownSource, match="toy/none.txt"):
+        sources.pinned_content("toy", "none.txt", str(overrides))
+
+
 def test_docs_list_the_registry():
     """docs/data.md embeds the registry table; regenerate with `python -m rnnrepro.data.sources`."""
     text = (Path(__file__).resolve().parents[1] / "docs/data.md").read_text()

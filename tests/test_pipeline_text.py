@@ -6,8 +6,11 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import re
+import shutil
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -125,6 +128,26 @@ def test_second_run_executes_nothing(text_run):
         workdir, config, "results/tables/multi_matrix_table2_ptb.md", "general_second_order", "-n"
     )
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_only_a_change_of_content_reruns_a_download(text_run, tmp_path):
+    """Moving the mirror and the data_sources file plans nothing; a new checksum for one file
+    plans that file's download and no other."""
+    workdir, config = text_run
+    targets = ("results/tables/multi_matrix_table2_ptb.md", "general_second_order")
+    shutil.copytree(config["data_mirror"], tmp_path / "mirror")
+    overrides = yaml.safe_load(Path(config["data_sources"]).read_text())
+    moved = {**config, "data_mirror": str(tmp_path / "mirror")}
+    moved["data_sources"] = str(tmp_path / "sources.yaml")
+    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    proc = run_snakemake(workdir, moved, *targets, "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    overrides["ptb_char"]["valid.txt"]["sha256"] = "0" * 64
+    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    plan = run_snakemake(workdir, moved, *targets, "-n", "--quiet", "rules").stdout
+    assert re.search(r"^download\s+1$", plan, re.M), plan
+    assert "ptb_text" in plan and "ptb_lines" not in plan, plan  # PTB words' lines: not char
+    run_snakemake(workdir, config, *targets)  # leaves the run as the other tests expect
 
 
 def test_corrupt_mirror_file_stops_with_both_hashes(tmp_path, fixtures):

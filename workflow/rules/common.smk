@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 from rnnrepro import buildcache  # noqa: E402
 from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
+from rnnrepro.data import sources  # noqa: E402
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
 
 # The compiled recurrences: a build cache of this Python environment's own, which the jobs
@@ -274,6 +275,30 @@ def corpus_files(table):
     """The downloaded files of the corpus ``table`` checks (none for most tables)."""
     corpus = CHECKED_CORPORA.get(table)
     return [f"results/downloads/{corpus}/{s}.txt" for s in SPLITS] if corpus else []
+
+
+class Untracked:
+    """A param that says where a file is read from, not what it is: as a value of no builtin
+    type, Snakemake leaves it out of the params rerun trigger. A download's content is pinned
+    by its checksums (download_content), so moving the mirror or data_sources reruns nothing.
+    """
+
+    def __init__(self, value):
+        self.value = value or ""
+
+    def __str__(self):
+        return self.value
+
+
+def download_content(wildcards):
+    """A download's params: what its file's content is pinned to (its checksums, after the
+    data_sources overrides), so that only a change of content reruns it."""
+    try:
+        return sources.pinned_content(
+            wildcards.corpus, wildcards.name, config.get("data_sources") or None
+        )
+    except (ValueError, OSError) as error:
+        raise WorkflowError(f"data_sources: {error}") from None
 
 
 def stage_files(name):

@@ -60,8 +60,9 @@ rule download:
     conda:
         "../../envs/rnnrepro.yaml"
     params:
-        mirror=config["data_mirror"] or "",
-        sources=config.get("data_sources") or "",
+        content=download_content,
+        mirror=Untracked(config["data_mirror"]),
+        sources=Untracked(config.get("data_sources")),
     shell:
         "python -m rnnrepro.scripts.fetch_data --corpus {wildcards.corpus} --name {wildcards.name}"
         " --mirror={params.mirror:q} --sources={params.sources:q} --out {output} 2>&1 | tee {log}"

@@ -287,14 +287,16 @@ def unpublished(corpus: str, paths: list[str | Path]) -> list[str]:
 OVERRIDABLE = ("sha256", "sha1", "mirror_path", "url", "member", "archive_sha256")
 
 
-def apply_overrides(path: str) -> None:
-    """Replace fields of registry entries from a YAML file (config key ``data_sources``).
+def apply_overrides(path: str, registry: dict[str, dict[str, Source]] | None = None) -> None:
+    """Replace fields of registry entries from a YAML file (config key ``data_sources``), in
+    ``registry`` (default: ``REGISTRY``).
 
     Layout: ``{corpus: {name: {sha256: ..., mirror_path: ..., url: ...}}}``; a new name needs
     ``sha256``, ``mirror_path`` and ``url``. Used for private copies and test fixtures.
     """
     import yaml
 
+    registry = REGISTRY if registry is None else registry
     with open(path) as f:
         overrides = yaml.safe_load(f) or {}
     for corpus, entries in overrides.items():
@@ -303,13 +305,30 @@ def apply_overrides(path: str) -> None:
             unknown = set(fields) - set(OVERRIDABLE)
             if unknown:
                 raise ValueError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
-            current = REGISTRY.get(corpus, {}).get(name)
+            current = registry.get(corpus, {}).get(name)
             if current is None:
                 missing = {"sha256", "mirror_path", "url"} - set(fields)
                 if missing:
                     raise ValueError(f"{where}: a new entry needs {', '.join(sorted(missing))}")
                 current = Source(corpus, name, None, "", "")
-            REGISTRY.setdefault(corpus, {})[name] = replace(current, **fields)
+            registry.setdefault(corpus, {})[name] = replace(current, **fields)
+
+
+def pinned_content(corpus: str, name: str, sources: str | None = None) -> str:
+    """What the file ``corpus/name`` is pinned to under the ``data_sources`` file ``sources``:
+    its checksums (the URL it is fetched from when it has none). Where a copy is read from
+    (the mirror, a path, an URL of a file with a checksum) does not change it: the download
+    rule's params, so that only a change of content reruns a download."""
+    registry = {corpus_: dict(entries) for corpus_, entries in REGISTRY.items()}
+    if sources:
+        apply_overrides(sources, registry)
+    if name not in registry.get(corpus, {}):
+        raise UnknownSource(f"unknown file {corpus}/{name} (data_sources: {sources or 'none'})")
+    src = registry[corpus][name]
+    pins = {"sha256": src.sha256, "sha1": src.sha1}
+    if not any(pins.values()):
+        pins = {"url": src.url, "member": src.member, "archive_sha256": src.archive_sha256}
+    return " ".join(f"{key}={value}" for key, value in pins.items() if value)
 
 
 def registry_markdown() -> str:
