@@ -177,13 +177,11 @@ def test_cancelled_training_is_resubmitted_and_resumes(cluster, tmp_path):
     reference.mkdir()
     cancelled.mkdir()
     log = cancelled / "snakemake.log"
-    # The uninterrupted reference runs locally meanwhile, with the same torch thread count.
+    # The uninterrupted reference runs locally afterwards, with the same torch thread count (not
+    # meanwhile: two 2-thread trainings on 2 cores once slowed each epoch from ~1 s to 244 s).
     threads = ("--set-threads", "train=2")
     local = snakemake_command(reference, config, target, *threads, profile="local")
-    with open(reference / "snakemake.log", "w") as ref_out, open(log, "w") as out:
-        ref = subprocess.Popen(
-            local, cwd=reference, stdout=ref_out, stderr=subprocess.STDOUT, env=ENV
-        )
+    with open(log, "w") as out:
         proc = subprocess.Popen(
             snakemake_command(cancelled, config, target),
             cwd=cancelled,
@@ -191,20 +189,22 @@ def test_cancelled_training_is_resubmitted_and_resumes(cluster, tmp_path):
             stderr=subprocess.STDOUT,
             env=ENV,
         )
-        try:
-            # Cancel the SLURM job once the training has checkpointed its first epoch.
-            wait_for((cancelled / CHECKPOINT).exists, 240, "the first checkpoint")
-            running = subprocess.run(
-                ["squeue", "-h", "-t", "RUNNING", "-o", "%i"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.split()
-            assert len(running) == 1, running
-            subprocess.run(["scancel", running[0]], check=True)
-            assert finish(proc, 300) == 0, log.read_text()
-        finally:
-            ref_status = finish(ref, 300)
+        # Cancel the SLURM job once the training has checkpointed its first epoch.
+        wait_for((cancelled / CHECKPOINT).exists, 240, "the first checkpoint")
+        running = subprocess.run(
+            ["squeue", "-h", "-t", "RUNNING", "-o", "%i"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        assert len(running) == 1, running
+        subprocess.run(["scancel", running[0]], check=True)
+        assert finish(proc, 300) == 0, log.read_text()
+    with open(reference / "snakemake.log", "w") as ref_out:
+        ref = subprocess.Popen(
+            local, cwd=reference, stdout=ref_out, stderr=subprocess.STDOUT, env=ENV
+        )
+        ref_status = finish(ref, 300)
     assert ref_status == 0, (reference / "snakemake.log").read_text()
 
     # --retries resubmitted it as attempt 2 (twice the time limit) and it resumed mid-training.
