@@ -10,6 +10,9 @@ Variants of ``training.second_order_lstm_dyck`` (docs/methods.md §7.1):
 - ``D_lr1e-3``: the shipped reading with Adam's default learning rate 1e-3 instead of 1e-4;
 - ``E_increase_1000``: ``B_increase`` with a budget of 1,000 epochs instead of 300 (the paper
   states none): where does the reading that never stops at 300 epochs end?
+- ``F_validate_hard``: the shipped reading, but the attention LSTM validates each epoch at the
+  test setting (hard argmax, ``validation_temperature: test``) instead of the epoch's
+  temperature: early stopping and the kept epoch then judge the model that will be tested.
 
 Each variant is a ``rnnrepro.scripts.train`` run (checkpointed every epoch: rerunning the
 command resumes it) and is then scored on validation and test (``evaluate_dyck``). The summary
@@ -42,6 +45,7 @@ VARIANTS = {
     "C_threshold0": {"lr_decay_threshold": 0.0},
     "D_lr1e-3": {"lr": 1.0e-3},
     "E_increase_1000": {"lr_decay_on": "increase", "stop_on": "increase", "max_epochs": 1000},
+    "F_validate_hard": {"validation_temperature": "test"},
 }
 
 

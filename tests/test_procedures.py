@@ -301,3 +301,41 @@ def test_the_rise_count_survives_a_checkpoint():
 def test_an_unknown_reading_is_refused(key):
     with pytest.raises(ValueError, match=f"{key} must be one of no_improvement, increase"):
         Procedure(lr=0.1, batch_size=1, max_epochs=1, early_stopping_patience=1, **{key: "rise"})
+    with pytest.raises(ValueError, match="validation_temperature must be one of training, test"):
+        Procedure(lr=0.1, batch_size=1, max_epochs=1, early_stopping_patience=1,
+                  validation_temperature="hard")  # fmt: skip
+
+
+class SoftChoice(Counter):
+    """A Counter with the attention LSTM's switch between soft and hard (test) choices."""
+
+    def __init__(self):
+        super().__init__()
+        self.hard = False
+
+    def set_hard(self, hard: bool) -> None:
+        self.hard = hard
+
+
+@pytest.mark.parametrize(("reading", "hard_in_validation"), [("training", False), ("test", True)])
+def test_validation_temperature_is_a_reading_of_the_procedure(
+    tmp_path, reading, hard_in_validation
+):
+    """Seed 000 does not say at which temperature the attention LSTM validates: "test" validates
+    hard (as it is tested) and trains soft again afterwards; "training" stays soft."""
+    model, seen = SoftChoice(), {"train": [], "val": []}
+
+    def batch_loss(m, batch):
+        seen["train"].append(m.hard)
+        return -m.w, 1
+
+    def evaluate(m):
+        seen["val"].append(m.hard)
+        return {"loss": 1.0 / (len(seen["val"]) + 1)}
+
+    procedure = Procedure(lr=0.1, batch_size=1, max_epochs=3, early_stopping_patience=9,
+                          validation_temperature=reading)  # fmt: skip
+    train(model, procedure, ScriptedTask(batch_loss, evaluate), checkpoint=tmp_path / "c.pt",
+          digest="test", log=lambda line: None)  # fmt: skip
+    assert seen == {"train": [False] * 3, "val": [hard_in_validation] * 3}
+    assert model.hard is False

@@ -23,7 +23,7 @@ from rnnrepro.reporting.analysis import (
 from rnnrepro.reporting.figures import FIGURES, read_runs
 from rnnrepro.reporting.orderings import ORDERINGS, Ordering, check_orderings, orderings_for
 from rnnrepro.reporting.reference import load_reference
-from rnnrepro.reporting.tables import build_table, collect_metrics, write_table
+from rnnrepro.reporting.tables import build_table, collect_metrics, describe_readings, write_table
 
 REPO = Path(__file__).resolve().parents[1]
 VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
@@ -740,6 +740,25 @@ def test_reference_has_the_memory_papers_table1():
     assert values["wikitext2", "attention_10", "test_ppl"] == pytest.approx(73.7)
     assert values["wikitext2", "lstm_920", "params_total"] == 40_000_000
     assert t1["source"].str.startswith("seed 002, Table 1").all()
+
+
+def test_the_readings_name_the_validation_temperature_of_attention_runs_only(tmp_path):
+    runs = [
+        ("lstm", 1, {"lr_decay": 0.5}),
+        ("attention_lstm", 1, {"lr_decay": 0.5}),
+        ("attention_lstm", 2, {"lr_decay": 0.5, "validation_temperature": "test"}),
+    ]
+    paths = []
+    for model, seed, training in runs:
+        path = write_metrics(tmp_path, model, seed, 2.40, 1.0)
+        metrics = json.loads(path.read_text())
+        path.write_text(json.dumps({**metrics, "architecture": model, "training": training}))
+        paths.append(path)
+    text = describe_readings(paths)
+    plain = "`lr_decay_on: no_improvement` (threshold 0.0001), `stop_on: no_improvement`"
+    assert f"{plain} (1 run)" in text
+    assert f"{plain}, `validation_temperature: training` (1 run)" in text
+    assert f"{plain}, `validation_temperature: test` (1 run)" in text
 
 
 def test_dyck_tables_show_the_events_behind_wcpa_and_the_readings_used(tmp_path):

@@ -27,6 +27,9 @@ OPTIMIZERS = {
     "sgd": torch.optim.SGD,
 }
 ON_NONFINITE = ("error", "diverged")
+# The temperature of a soft choice (the attention LSTM's α, seed 000) during per-epoch validation,
+# which the paper does not state: "training", the epoch's τ; "test", the test setting (hard argmax).
+VALIDATION_TEMPERATURES = ("training", "test")
 
 
 class BatchLoss(NamedTuple):
@@ -55,6 +58,7 @@ class Procedure:
     # relative threshold; PyTorch's default 1e-4)
     lr_decay_threshold: float = 1e-4
     stop_on: str = "no_improvement"  # what a bad epoch is for early stopping
+    validation_temperature: str = "training"  # VALIDATION_TEMPERATURES
     grad_clip: float | None = None  # max gradient norm
     stop_loss: float | None = None  # stop once the validation loss is below this
     bptt: int | None = None  # stream datasets: steps per window
@@ -91,6 +95,11 @@ class Procedure:
                     f"{key} must be one of {', '.join(BAD_EPOCH_READINGS)}, "
                     f"not {getattr(self, key)!r}"
                 )
+        if self.validation_temperature not in VALIDATION_TEMPERATURES:
+            raise ValueError(
+                f"validation_temperature must be one of {', '.join(VALIDATION_TEMPERATURES)}, "
+                f"not {self.validation_temperature!r}"
+            )
         if self.on_nonfinite not in ON_NONFINITE:
             raise ValueError(
                 f"on_nonfinite must be one of {', '.join(ON_NONFINITE)}, not {self.on_nonfinite!r}"

@@ -84,6 +84,22 @@ def catch_signals(signals=(signal.SIGTERM, signal.SIGUSR1)):
             signal.signal(sig, handler)
 
 
+@contextmanager
+def validating(model: nn.Module, temperature: str):
+    """``model`` in eval mode, without gradients, at the procedure's ``validation_temperature``:
+    "test" makes a soft choice hard (``set_hard``) for the duration, "training" leaves it."""
+    hard = temperature == "test"
+    model.eval()
+    if hard:
+        model.set_hard(True)
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        if hard:
+            model.set_hard(False)
+
+
 def _rng_state() -> dict:
     state = {"cpu": torch.get_rng_state()}
     if torch.cuda.is_available():
@@ -233,8 +249,7 @@ class _Trainer:
         """Validation (on the averaged weights when averaging), the history row and the best
         epoch; None when the validation loss is not finite and the run diverged."""
         started = time.perf_counter()
-        self.model.eval()
-        with torch.no_grad(), self.average.applied():
+        with validating(self.model, self.procedure.validation_temperature), self.average.applied():
             val = self.task.evaluate(self.model)
             improved = math.isfinite(val["loss"]) and val["loss"] < self.result.best_loss
             if improved:
@@ -289,8 +304,7 @@ class _Trainer:
     def validate_start(self) -> None:
         """Fine-tuning: the starting model's validation loss is the one to beat (it is kept
         when no epoch improves on it, as in AWD-LSTM/MoS's finetune.py)."""
-        self.model.eval()
-        with torch.no_grad():
+        with validating(self.model, self.procedure.validation_temperature):
             loss = self.task.evaluate(self.model)["loss"]
         self.result.best_loss = loss
         self.log(f"starting model: val_loss={loss:.5g}")

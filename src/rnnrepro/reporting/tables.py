@@ -415,14 +415,20 @@ def tolerances_in_use(
     return {kind: value for kind, value in tolerances.items() if kind in kinds}
 
 
+# Architectures with a soft choice whose validation temperature is a reading of the procedure
+# (``training.validation_temperature``).
+SOFT_CHOICE_ARCHITECTURES = ("attention_lstm",)
+
+
 def describe_readings(paths: Iterable[str | Path]) -> str | None:
     """Which readings of the plateau LR decay and of early stopping the runs used (seed 000's
     "LR decay of 0.5 with patience 3" and "early stopping after 6 epochs of increasing
-    validation perplexity" can be read two ways; ``rnnrepro.procedures``), or None when no run
-    decays its LR."""
+    validation perplexity" can be read two ways; ``rnnrepro.procedures``), and for the attention
+    LSTM at which temperature it validated (not stated), or None when no run decays its LR."""
     readings: dict[str, int] = {}
     for path in paths:
-        training = json.loads(Path(path).read_text()).get("training") or {}
+        metrics = json.loads(Path(path).read_text())
+        training = metrics.get("training") or {}
         if not training.get("lr_decay"):
             continue
         decay_on = training.get("lr_decay_on", "no_improvement")
@@ -433,6 +439,9 @@ def describe_readings(paths: Iterable[str | Path]) -> str | None:
         if threshold is not None:
             text += f" (threshold {threshold:g})"
         text += f", `stop_on: {training.get('stop_on', 'no_improvement')}`"
+        if metrics.get("architecture") in SOFT_CHOICE_ARCHITECTURES:
+            temperature = training.get("validation_temperature", "training")
+            text += f", `validation_temperature: {temperature}`"
         readings[text] = readings.get(text, 0) + 1
     if not readings:
         return None
