@@ -174,6 +174,17 @@ def test_finished_runs_give_the_expected_epochs(tmp_path, throughput):
     other = costs[cfg.Run("multi_matrix", "dyck_m4", "dyck_rnn_1d", 1)]
     assert (other.expected_epochs, other.epochs_basis) == (50, "fraction")
 
+    # the same model on another family of data is no sibling: Dyck epochs do not tell PTB's
+    lstm = cfg.Run("multi_matrix", "dyck_m4", "lstm", 1)
+    history = tmp_path / lstm.path / "history.csv"
+    history.parent.mkdir(parents=True)
+    history.write_text("epoch,train_loss,seconds\n1,0.5,10\n")
+    times = {("multi_matrix", "ptb_char", "lstm"): 100.0}
+    costs = {c.run: c for c in cost.estimate(config, throughput, tmp_path, 0.5, times)}
+    assert costs[cfg.Run("multi_matrix", "dyck_m8", "lstm", 2)].epochs_basis == "same model"
+    ptb = [c for r, c in costs.items() if r.model == "lstm" and r.dataset == "ptb_char"]
+    assert ptb and all(c.epochs_basis == "fraction" for c in ptb)
+
 
 def test_cli_on_the_shipped_config(tmp_path, capsys):
     out = tmp_path / "cost.csv"

@@ -15,8 +15,9 @@ Model of one run's cost (kept free of torch imports):
   has their (experiment, dataset, model), else the token model above;
 - epochs: ``max_epochs`` of the run's training procedure (upper bound) and an expected figure:
   the run's own ``history.csv`` when it has finished, else the mean over finished runs of the
-  same experiment, model and stage, else ``max_epochs`` for a procedure that never stops early
-  (AWD-LSTM/MoS: the best of all epochs is kept), else ``expected_fraction`` × ``max_epochs``;
+  same experiment, model and stage on the same dataset family, else ``max_epochs`` for a
+  procedure that never stops early (AWD-LSTM/MoS: the best of all epochs is kept), else
+  ``expected_fraction`` × ``max_epochs``;
 - every training stage (fine-tuning too) is a job, costed with its own procedure.
 """
 
@@ -263,11 +264,7 @@ def estimate(
     out = []
     for run in all_runs:
         own = done.get(run)
-        siblings = [
-            h.epochs
-            for r, h in done.items()
-            if h and (r.experiment, r.model, r.stage) == (run.experiment, run.model, run.stage)
-        ]
+        siblings = [h.epochs for r, h in done.items() if h and model_key(r) == model_key(run)]
         training = cfg.run_config(
             config, run.experiment, run.dataset, run.model, run.stage, run.trial
         )["training"]
@@ -282,6 +279,12 @@ def estimate(
         measured = own.seconds_per_epoch if own else None
         out.append(run_cost(config, run, throughput, epochs, basis, measured, epoch_times))
     return out
+
+
+def model_key(run: cfg.Run) -> tuple[str, str, str, str]:
+    """Finished runs with ``run``'s key tell how long it trains: the same experiment, model and
+    stage on the same family of data (a Dyck run's epochs say nothing of PTB's)."""
+    return run.experiment, run.model, run.stage, cfg.family(run.dataset)
 
 
 def never_stops_early(training: dict) -> bool:
