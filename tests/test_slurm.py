@@ -179,11 +179,13 @@ def test_cancelled_training_is_resubmitted_and_resumes(cluster, tmp_path):
     log = cancelled / "snakemake.log"
     # The uninterrupted reference runs locally afterwards, with the same torch thread count (not
     # meanwhile: two 2-thread trainings on 2 cores once slowed each epoch from ~1 s to 244 s).
-    threads = ("--set-threads", "train=2")
+    # One thread each: a 2-thread training on a busy machine (CI beside other jobs) spins for
+    # its second core and once took over 300 s for these twelve epochs.
+    threads = ("--set-threads", "train=1")
     local = snakemake_command(reference, config, target, *threads, profile="local")
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            snakemake_command(cancelled, config, target),
+            snakemake_command(cancelled, config, target, *threads),
             cwd=cancelled,
             stdout=out,
             stderr=subprocess.STDOUT,
