@@ -446,7 +446,8 @@ def describe_readings(paths: Iterable[str | Path]) -> str | None:
     if not readings:
         return None
     return (
-        "Readings of the LR decay and early stopping used: "
+        "Readings of the procedure used (LR decay, early stopping and the attention LSTM's "
+        "validation temperature): "
         + "; ".join(f"{text} ({n} run{'s' * (n != 1)})" for text, n in readings.items())
         + " (docs/methods.md)."
     )
