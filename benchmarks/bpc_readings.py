@@ -18,10 +18,10 @@ the four readings of those words:
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from rnnrepro.data import text
@@ -74,10 +74,7 @@ def main() -> None:
         rows.append(readings(run / "model.pt", args.test))
         print(rows[-1], flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    pd.DataFrame(rows).to_csv(args.out, index=False)
     print(f"wrote {args.out}")
 
 
