@@ -32,7 +32,6 @@ from rnnrepro.tasks import encode
 
 def readings(model_file: Path, test: Path) -> dict:
     """The run's identity and its test cross-entropy under the four readings."""
-    torch.set_num_threads(1)
     model, record = load_model(model_file)
     vocab = record["vocab"]
     index = {token: i for i, token in enumerate(vocab)}
@@ -69,6 +68,7 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, nargs="+", required=True, help="run directories")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
+    torch.set_num_threads(1)
     rows = []
     for run in args.runs:
         rows.append(readings(run / "model.pt", args.test))

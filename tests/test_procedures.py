@@ -301,6 +301,9 @@ def test_the_rise_count_survives_a_checkpoint():
 def test_an_unknown_reading_is_refused(key):
     with pytest.raises(ValueError, match=f"{key} must be one of no_improvement, increase"):
         Procedure(lr=0.1, batch_size=1, max_epochs=1, early_stopping_patience=1, **{key: "rise"})
+
+
+def test_an_unknown_validation_temperature_is_refused():
     with pytest.raises(ValueError, match="validation_temperature must be one of training, test"):
         Procedure(lr=0.1, batch_size=1, max_epochs=1, early_stopping_patience=1,
                   validation_temperature="hard")  # fmt: skip
