@@ -300,3 +300,57 @@ def test_parameter_count_formula_equals_torch_model(name, vocab_size, hparams):
     assert total == parameter_count(name, vocab_size, hparams)
     if name in ("second_order_rnn", "first_order_rnn", "mi_rnn"):  # all but the decoder
         assert model.recurrent_parameters() == total - (hparams["hidden_size"] + 1) * vocab_size
+
+
+def _stability_script():
+    """benchmarks/second_order_stability.py as a module (benchmarks are scripts, not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "second_order_stability.py"
+    spec = importlib.util.spec_from_file_location("second_order_stability", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("activation", ["tanh", "identity"])
+@pytest.mark.parametrize("use_e", [False, True])
+def test_stability_measures_equal_autograds_step_jacobians(activation, use_e):
+    """The benchmark's Lyapunov exponent is the mean log growth of a perturbation under the
+    step Jacobians ∂h_t/∂h_{t-1} (autograd here), and its gain is the step's linear map."""
+    stability = _stability_script()
+    torch.manual_seed(0)
+    model = build_model(
+        "second_order_rnn",
+        list("abcde"),
+        hidden_size=6,
+        inner_size=5,
+        use_d=True,
+        use_e=use_e,
+        activation=activation,
+    )
+    body = model.body
+    with torch.no_grad():
+        for parameter in body.parameters():
+            parameter.mul_(3)  # away from the contracting start, so that the two can differ
+    ids = [0, 3, 1, 4, 2, 2, 1, 0, 3]
+    tokens = torch.tensor(ids).unsqueeze(1)
+    hs, _ = body(tokens)
+    generator = torch.Generator().manual_seed(0)
+    v = torch.randn(1, 6, generator=generator)
+    v /= v.norm()
+    logs = []
+    for t in range(1, len(ids)):
+
+        def step(h, t=t):
+            return body(tokens[t : t + 1], h.unsqueeze(0))[0][0, 0]
+
+        jacobian = torch.autograd.functional.jacobian(step, hs[t - 1, 0].detach())
+        w = v @ jacobian.t()
+        logs.append(float(w.norm().log()))
+        v = w / w.norm()
+    exponent, _ = stability.lyapunov(body, [ids])
+    assert exponent == pytest.approx(sum(logs) / len(logs), abs=1e-5)
+    linear = body.A @ torch.diag(body.B.weight[2]) @ body.C + (0 if body.E is None else body.E)
+    assert torch.allclose(stability.transition(body, torch.tensor(2)), linear, atol=1e-6)
