@@ -81,15 +81,42 @@ def fixture_mirror(root: Path, extra_words: tuple[str, ...] = ()) -> tuple[Path,
     return root / "mirror", root / "sources.yaml"
 
 
-def signal_once_exists(proc, path: Path, signum: int, timeout: float = 60) -> int:
-    """Send ``signum`` to ``proc`` as soon as ``path`` exists; return its exit code."""
-    import time
+SIGNALLING_TRAIN = """
+import os, sys
+import rnnrepro.scripts.train as script
 
-    deadline = time.time() + timeout
-    while not path.exists() and time.time() < deadline:
-        time.sleep(0.005)
-    proc.send_signal(signum)
-    return proc.wait()
+signum, epoch, batch = map(int, sys.argv[1:4])
+make_task = script.make_task
+
+
+def signalling_task(*args):
+    task = make_task(*args)
+    batches = task.batches
+
+    def signalling_batches(e):
+        for index, item in enumerate(batches(e)):
+            if (e, index) == (epoch, batch):
+                os.kill(os.getpid(), signum)
+            yield item
+
+    task.batches = signalling_batches
+    return task
+
+
+script.make_task = signalling_task
+sys.exit(script.main(sys.argv[4:]))
+"""
+
+
+def train_signalled(cmd: list[str], signum: int, epoch: int, batch: int) -> int:
+    """Run the training command ``cmd`` (``python -m rnnrepro.scripts.train ...``) so that the
+    process receives ``signum`` as it takes batch ``batch`` of epoch ``epoch`` (both from 0);
+    return its exit code. A signal sent by a test when a file appears lands wherever the run
+    happens to be on a loaded machine (at an epoch's end, or mid-epoch); this one lands where
+    the test says."""
+    assert cmd[1:3] == ["-m", "rnnrepro.scripts.train"], cmd[:3]
+    args = [str(signum), str(epoch), str(batch), *cmd[3:]]
+    return subprocess.run([cmd[0], "-c", SIGNALLING_TRAIN, *args], capture_output=True).returncode
 
 
 def write_fixture_corpora(

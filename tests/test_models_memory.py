@@ -9,7 +9,7 @@ import subprocess
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import signal_once_exists
+from pipeline_utils import train_signalled
 from test_stream import outputs, train_cmd, write_corpus
 
 from rnnrepro.models import build_model
@@ -204,9 +204,9 @@ def test_memory_run_killed_mid_epoch_resumes_to_identical_numbers(tmp_path, memo
     write_corpus(tmp_path)
     run = {**RUN, "hparams": {**RUN["hparams"], "memory": memory}}
     subprocess.run(train_cmd(tmp_path, "whole", run), check=True, capture_output=True)
-    proc = subprocess.Popen(train_cmd(tmp_path, "killed", run), stdout=subprocess.PIPE, text=True)
+    returncode = train_signalled(train_cmd(tmp_path, "killed", run), signal.SIGTERM, 1, 1)
+    assert returncode == 128 + signal.SIGTERM
     checkpoint = tmp_path / "killed.ckpt"
-    assert signal_once_exists(proc, checkpoint, signal.SIGTERM) == 128 + signal.SIGTERM
     state = torch.load(checkpoint, weights_only=True)
     assert state["partial"] and state["task"]["state"][1] is not None  # the memory's state
     if memory == "discrete_stack":

@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import signal_once_exists
+from pipeline_utils import train_signalled
 
 from rnnrepro.data import text
 from rnnrepro.data.batching import stream_batches, variable_bptt_lengths
@@ -168,11 +168,10 @@ def test_stream_run_killed_mid_epoch_resumes_to_identical_numbers(corpus, signum
     if not (corpus / "whole" / "model.pt").exists():
         subprocess.run(train_cmd(corpus, "whole"), check=True, capture_output=True)
     name = f"killed_{signum}"
-    proc = subprocess.Popen(train_cmd(corpus, name), stdout=subprocess.PIPE, text=True)
     checkpoint = corpus / f"{name}.ckpt"
-    assert signal_once_exists(proc, checkpoint, signum) == 128 + signum
+    assert train_signalled(train_cmd(corpus, name), signum, epoch=1, batch=1) == 128 + signum
     state = torch.load(checkpoint, weights_only=True)
-    assert state["partial"] and state["partial"]["batches"] >= 1  # stopped inside an epoch
+    assert state["epoch"] == 1 and state["partial"]["batches"] == 2  # stopped inside an epoch
     assert state["task"]["state"] is not None  # with the carried recurrent state
     subprocess.run(train_cmd(corpus, name), check=True, capture_output=True)
     whole_history, whole_state = outputs(corpus, "whole")

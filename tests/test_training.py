@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import signal_once_exists
+from pipeline_utils import train_signalled
 
 from rnnrepro.data import dyck
 
@@ -77,25 +77,18 @@ def data_dir(tmp_path_factory):
     return path
 
 
-def interrupt_after_first_checkpoint(tmp_path, name: str, signum: int) -> int:
-    """Start a run, send ``signum`` once its first checkpoint exists; return the exit code."""
-    proc = subprocess.Popen(train_cmd(tmp_path, name), stdout=subprocess.PIPE, text=True)
-    signal_once_exists(proc, tmp_path / f"{name}.ckpt", signum)
-    assert not (tmp_path / name / "model.pt").exists(), "interrupted too late to test resuming"
-    return proc.returncode
-
-
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGUSR1])
 def test_interrupted_training_resumes_with_the_same_numbers(data_dir, signum):
     name = f"interrupted_{signum}"
-    returncode = interrupt_after_first_checkpoint(data_dir, name, signum)
+    returncode = train_signalled(train_cmd(data_dir, name), signum, epoch=1, batch=2)
+    assert not (data_dir / name / "model.pt").exists()
     state = torch.load(data_dir / f"{name}.ckpt", weights_only=True)
-    assert 1 <= state["epoch"] < RUN["training"]["max_epochs"]
-    if signum == signal.SIGKILL:
+    assert state["epoch"] == 1
+    if signum == signal.SIGKILL:  # the checkpoint of the last whole epoch
         assert returncode == -signal.SIGKILL and state["partial"] is None
-    else:  # caught: a mid-epoch checkpoint, then a clean non-zero exit
+    else:  # caught: a checkpoint after the batch in hand, then a clean non-zero exit
         assert returncode == 128 + signum
-        assert state["partial"]["batches"] >= 1
+        assert state["partial"]["batches"] == 3
 
     rerun = subprocess.run(train_cmd(data_dir, name), check=True, capture_output=True, text=True)
     assert f"resuming from {data_dir / f'{name}.ckpt'} after epoch {state['epoch']}" in rerun.stdout
