@@ -194,7 +194,7 @@ def ordering_lines(checked: pd.DataFrame) -> list[str]:
         "Each is checked on the paper's numbers and on the reproduced means (lower is better). "
         "Margin: by how much it holds (positive) or fails (negative), in the metric's units; "
         "with one run per model it carries that run's seed-to-seed noise. A verdict from "
-        "reduced-scale runs names the scale.",
+        "runs of a scale other than paper names the scale.",
         "",
         *markdown_lines(checked),
     ]

@@ -89,10 +89,12 @@ COLUMN_LEGEND = {
     "floor": "perplexity of the generating distribution on the same split (ppl rows only)",
     "params": "reproduced recurrent parameter count (mean over runs)",
     "verdict": "match / differs (tolerance below), missing (no run), info (not compared), "
-    "below floor (ppl under the generator's: a bug sign). At a reduced scale (cpu, smoke) a "
-    "verdict names the scale (`smoke-scale match`): it compares reduced, under-trained runs with "
-    "the paper and is no evidence for or against it (a bound such as WCPA <= 0.5 holds trivially "
-    "for a model that learnt nothing); `not run at <scale>` marks rows that scale leaves out; "
+    "below floor (ppl under the generator's: a bug sign). At a scale other than paper a verdict "
+    "names the scale (`smoke-scale match`). At the reduced scales (cpu, smoke) it compares "
+    "reduced, under-trained runs with the paper and is no evidence for or against it (a bound "
+    "such as WCPA <= 0.5 holds trivially for a model that learnt nothing); at fold1 it compares "
+    "one fold's runs at the paper's settings with the paper's mean over its folds; "
+    "`not run at <scale>` marks rows that scale leaves out; "
     "`k of n run(s) diverged` says that the procedure ended k runs at a NaN/inf loss and that "
     "their numbers are those of their best epoch before it",
 }
@@ -464,7 +466,7 @@ def describe_scales(runs: pd.DataFrame) -> str:
     )
     text += "."
     if set(counts.index) - {"paper", "unstated"}:
-        text += " Reduced-scale runs are not expected to reach the paper's numbers."
+        text += " Runs of another scale depart from the paper's settings as the notes above say."
     return text
 
 
