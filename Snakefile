@@ -2,12 +2,26 @@
 # Targets: all (default), dyck, wikitext2, multi_matrix, general_second_order, memory,
 # major_minor. See README.md.
 
+import sys
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
+# The DAG is built from src/ directly, so that a dry run works before installing.
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
-configfile: "config.yaml"
+from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
+
+# config.yaml of the working directory, else the repository's (README: --directory).
+try:
+    CONFIG_FILE = cfg.config_file(Path.cwd(), workflow.basedir)
+except cfg.ConfigError as error:
+    raise WorkflowError(str(error)) from None
+
+
+configfile: CONFIG_FILE
 
 
 include: "workflow/rules/common.smk"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
+import sys
 
 import pytest
-from pipeline_utils import base_config, run_snakemake
+from pipeline_utils import ROOT, base_config, run_snakemake
 
 from rnnrepro import config as cfg
 
@@ -56,6 +58,83 @@ def test_invalid_config_stops_before_any_job(tmp_path, mutate, expected):
     assert expected in output
     assert "Job stats" not in output
     assert not (tmp_path / "results").exists()
+
+
+def test_a_hyper_parameter_the_model_does_not_take_stops_before_any_job(tmp_path):
+    config = smoke()
+    config["experiments"]["second_order_lstm"]["models"]["lstm"]["hparams"]["choices"] = 4
+    proc = run_snakemake(tmp_path, config, "-n", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Job stats" not in output
+    assert (
+        "config key 'experiments.second_order_lstm.models.lstm.hparams.choices': model 'lstm' "
+        "takes no 'choices'; it takes embedding_dim, hidden_size, num_layers, dropout, "
+        "dropouti, dropouth, dropoute, tie_weights"
+    ) in output
+
+
+def test_hyper_parameters_are_checked_per_architecture_and_family():
+    config = smoke()
+    models = config["experiments"]["multi_matrix"]["models"]
+    models["rnn"].setdefault("dataset_hparams", {}).setdefault("ptb_char", {})["cells"] = 2
+    with pytest.raises(cfg.ConfigError, match=r"models\.rnn\.dataset_hparams\.ptb_char\.cells'"):
+        cfg.check(config)
+    config = smoke()
+    models = config["experiments"]["multi_matrix"]["models"]
+    hparams = models["mmrnn"]["hparams"]
+    hparams.pop("hidden_size", None)
+    hparams.pop("hidden_size_per_m", None)
+    for per_family in models["mmrnn"].get("dataset_hparams", {}).values():
+        per_family.pop("hidden_size", None)
+        per_family.pop("hidden_size_per_m", None)
+    with pytest.raises(cfg.ConfigError, match=r"model 'mmrnn' needs hidden_size"):
+        cfg.check(config)
+
+
+def test_the_accepted_hyper_parameters_are_the_model_classes_arguments():
+    """provenance.architecture_hparams reads them from the source without torch; they must be
+    what the classes take."""
+    import inspect
+    from importlib import import_module
+
+    from rnnrepro.models import REGISTRY
+    from rnnrepro.provenance import architecture_hparams
+
+    for name, (module, cls) in REGISTRY.items():
+        init = getattr(import_module(f"rnnrepro.models.{module}"), cls).__init__
+        params = list(inspect.signature(init).parameters.values())[2:]  # self, vocab
+        required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
+        optional = tuple(p.name for p in params if p.default is not inspect.Parameter.empty)
+        assert architecture_hparams(name) == (required, optional), name
+
+
+def test_a_yaml_syntax_error_names_the_line_and_column(tmp_path):
+    lines = (ROOT / "config.yaml").read_text().splitlines()
+    number = next(i for i, line in enumerate(lines) if line.startswith("data_mirror:"))
+    lines[number] = 'data_mirror: "" : [oops'
+    (tmp_path / "config.yaml").write_text("\n".join(lines) + "\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(ROOT / "Snakefile")]
+        + ["--directory", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    assert (
+        f"{tmp_path / 'config.yaml'}, line {number + 1}, column 17: invalid YAML: mapping values "
+        "are not allowed here"
+    ) in proc.stdout + proc.stderr
+
+
+def test_a_directory_without_a_config_file_reads_the_repositorys(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "dyck", "-n", "--snakefile", str(ROOT / "Snakefile")]
+        + ["--directory", str(tmp_path), "--config", "scale=smoke"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "train" in proc.stdout and not (tmp_path / "results").exists()
 
 
 def test_negative_size_message_names_the_key_path(tmp_path):

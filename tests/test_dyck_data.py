@@ -125,6 +125,8 @@ def test_write_read_round_trip(tmp_path):
         ("(a b) a)", {}, "does not close"),
         ("(a (b b)", {}, "left open"),
         ("(a (a (a a) a) a)", {"m": 2}, "depth 3 > m=2"),
+        ("", {}, "empty sequence"),
+        ("(a (a (a a) a) a)", {"lengths": (2, 4)}, "length 6 is outside the split's bounds 2-4"),
     ],
 )
 def test_read_sequences_errors_name_file_and_line(tmp_path, line, kwargs, message):
@@ -133,6 +135,57 @@ def test_read_sequences_errors_name_file_and_line(tmp_path, line, kwargs, messag
     with pytest.raises(ValueError, match=message) as err:
         read_sequences(path, **kwargs)
     assert "bad.txt:3:" in str(err.value)
+
+
+def test_an_empty_sequence_is_no_dyck_word():
+    assert check_sequence([]) == "empty sequence"
+
+
+def test_an_empty_line_in_a_test_split_stops_evaluation_naming_it(tmp_path):
+    """evaluate_dyck and the floor refuse a split with an empty line (it used to change the
+    test perplexity silently), naming the file and line."""
+    from rnnrepro.models import build_model, save_model
+    from rnnrepro.scripts import dyck_floor, evaluate_dyck
+
+    for split, seed in (("val", 2), ("test", 3)):
+        write_sequences(tmp_path / f"{split}.txt", generate(6, 2, 4, 6, 30, seed=seed))
+    with (tmp_path / "test.txt").open("a") as f:
+        f.write("\n")
+    vocab = vocabulary(2)
+    save_model(
+        build_model("lstm", vocab, embedding_dim=4, hidden_size=4),
+        tmp_path / "model.pt",
+        "lstm",
+        vocab,
+        {"embedding_dim": 4, "hidden_size": 4},
+        run={"dyck": {"k": 2, "m": 4}},
+        identity={
+            "experiment": "e",
+            "dataset": "dyck_m4",
+            "model": "lstm",
+            "seed": 1,
+            "stage": "train",
+        },
+        params={"total": 1, "recurrent": 1},
+        epochs=1,
+        best_epoch=1,
+        train_seconds=0.0,
+        stopped_because="max_epochs",
+    )
+    common = ["--val", str(tmp_path / "val.txt"), "--test", str(tmp_path / "test.txt")]
+    with pytest.raises(ValueError, match=r"test.txt:7: empty sequence"):
+        evaluate_dyck.main(
+            ["--model", str(tmp_path / "model.pt"), "--history", "unused", *common]
+            + ["--scale", "smoke", "--device", "cpu", "--dyck-lengths", "6", "30"]
+            + ["--out-metrics", str(tmp_path / "m.json"), "--out-ldpa", str(tmp_path / "l.csv")]
+        )
+    with pytest.raises(ValueError, match=r"test.txt:7: empty sequence"):
+        dyck_floor.main(
+            ["--k", "2", "--m", "4", "--min-length", "6", "--max-length", "30"]
+            + ["--splits", str(tmp_path / "val.txt"), str(tmp_path / "test.txt")]
+            + ["--out", str(tmp_path / "floor.json")]
+        )
+    assert not (tmp_path / "m.json").exists() and not (tmp_path / "floor.json").exists()
 
 
 def test_impossible_length_window_is_rejected():

@@ -21,8 +21,11 @@ pytestmark = pytest.mark.slow
 
 
 def smoke_config() -> dict:
+    """The smoke scale, its checkpoints in a directory whose name has a space (every path in
+    the rules' shell commands is quoted)."""
     config = base_config()
     config["scale"] = "smoke"
+    config["checkpoint_dir"] = "results/check points"
     return config
 
 
@@ -30,6 +33,7 @@ def smoke_config() -> dict:
 def smoke_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("smoke")
     run_snakemake(workdir, smoke_config(), "dyck")
+    assert list((workdir / "results/check points/smoke").rglob("*.pt"))
     return workdir
 
 
@@ -106,6 +110,38 @@ def test_data_files_follow_the_umask(smoke_run):
 def test_second_run_executes_nothing(smoke_run):
     proc = run_snakemake(smoke_run, smoke_config(), "dyck", "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"checkpoint_dir": "/moved/to scratch"}, {"device": "cpu"}, {"device": "cuda"}],
+    ids=["checkpoint_dir", "device_cpu", "device_cuda"],
+)
+def test_where_and_on_what_runs_execute_reruns_nothing(smoke_run, change):
+    """The checkpoints' directory and the device are not what a run computes: changing them
+    on a finished directory plans no job (a resumed run records the devices it ran on)."""
+    proc = run_snakemake(smoke_run, {**smoke_config(), **change}, "dyck", "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_runs_record_where_they_ran(smoke_run):
+    run = smoke_run / "results/runs/second_order_lstm/dyck_m4/attention_lstm/seed1"
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["devices"] == ["cpu"] and metrics["eval_device"] == "cpu"
+    assert set(pd.read_csv(run / "history.csv")["device"]) == {"cpu"}
+
+
+def test_an_unwritable_checkpoint_directory_stops_before_any_job(tmp_path):
+    (tmp_path / "a file").write_text("")
+    config = {**smoke_config(), "checkpoint_dir": str(tmp_path / "a file" / "checkpoints")}
+    proc = run_snakemake(tmp_path, config, "dyck", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert (
+        f"config key 'checkpoint_dir': cannot create or write {tmp_path / 'a file'}"
+        f"/checkpoints/smoke (Not a directory); no job was started"
+    ) in output
+    assert not (tmp_path / "results").exists()
 
 
 def test_changing_one_model_reruns_only_its_jobs(smoke_run):
@@ -192,7 +228,7 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     # an unfinished run: only its checkpoint (here, of its last epoch) exists
     run = "second_order_lstm/dyck_m4/attention_lstm/seed1"
     unfinished = tmp_path / "unfinished"
-    saved = smoke_run / f"results/checkpoints/smoke/{run}.pt"
+    saved = smoke_run / f"results/check points/smoke/{run}.pt"
     (unfinished / saved.relative_to(smoke_run)).parent.mkdir(parents=True)
     shutil.copyfile(saved, unfinished / saved.relative_to(smoke_run))
     assert "1 checkpoint(s) of unfinished runs" in archive(

@@ -73,7 +73,7 @@ def corpus(tmp_path_factory):
 
 def test_stream_has_every_line_and_eos(corpus):
     vocab = text.read_vocab(corpus / "vocab.txt")
-    lines = text.read_token_file(corpus / "train.txt")
+    lines = text.read_token_file(corpus / "train.txt", empty_lines=True)
     ids = text.stream_ids(lines, {t: i for i, t in enumerate(vocab)}, "train")
     assert len(ids) == sum(len(line) + 1 for line in lines)  # empty lines give one <eos>
     assert ids.count(vocab.index("<eos>")) == len(lines)
@@ -104,7 +104,9 @@ def test_stream_evaluation_equals_one_long_forward(corpus):
     """Carrying the state across windows = running each column in one go."""
     vocab = text.read_vocab(corpus / "vocab.txt")
     ids = text.stream_ids(
-        text.read_token_file(corpus / "val.txt"), {t: i for i, t in enumerate(vocab)}, "val"
+        text.read_token_file(corpus / "val.txt", empty_lines=True),
+        {t: i for i, t in enumerate(vocab)},
+        "val",
     )
     torch.manual_seed(0)
     model = build_model("lstm", vocab, embedding_dim=8, hidden_size=12).eval()

@@ -39,7 +39,9 @@ def test_token_file_round_trip_and_validation(tmp_path):
     seqs = [["a", "b"], [], ["<eos>"]]
     text.write_token_file(seqs, tmp_path / "x.txt")
     assert (tmp_path / "x.txt").read_text() == "a b\n\n<eos>\n"
-    assert text.read_token_file(tmp_path / "x.txt") == seqs
+    assert text.read_token_file(tmp_path / "x.txt", empty_lines=True) == seqs  # a stream's
+    with pytest.raises(ValueError, match=r"x\.txt:2: empty line"):  # a sentence has tokens
+        text.read_token_file(tmp_path / "x.txt")
     bad = write(tmp_path / "bad.txt", "a b\na  b\n")
     with pytest.raises(ValueError, match=r"bad\.txt:2: empty token"):
         text.read_token_file(bad)

@@ -161,22 +161,88 @@ def test_select_trial_takes_the_lowest_finite_validation_loss():
         select([trial(1, float("nan"))])
 
 
-def test_a_checkpoint_of_the_other_time_loops_is_not_resumed(data_dir, tmp_path):
-    """The compiled and the Python loops round differently: a checkpoint written with one is
-    ignored by a run with the other (else the resumed run would match neither)."""
+def test_a_run_resumed_with_other_time_loops_resumes_and_marks_its_epochs(data_dir, tmp_path):
+    """Where a run executes is not what it computes: a checkpoint written with the compiled
+    loops resumes under the Python ones (as a CPU run resumes on a GPU, whose loops are
+    Python), and each epoch's history row, and the model file, say which ran it."""
     from rnnrepro.models import native
 
     if native.kernels() is None:
         pytest.skip("no C++ compiler: the compiled loops are not built here")
     for split in ("train", "val"):
         shutil.copy(data_dir / f"{split}.txt", tmp_path)
-    shutil.copy(data_dir / "whole.ckpt", tmp_path / "other.ckpt")  # written with the compiled ones
+    cmd = train_cmd(tmp_path, "moved")
+    assert train_signalled(cmd, signal.SIGTERM, epoch=2, batch=0) == 128 + signal.SIGTERM
     env = {**os.environ, "RNNREPRO_KERNELS": "python"}
+    proc = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+    assert "python loops" in proc.stdout and "resuming" in proc.stdout
+    history = pd.read_csv(tmp_path / "moved" / "history.csv")
+    assert history["kernels"].tolist() == ["native"] * 2 + ["python"] * (len(history) - 2)
+    assert set(history["device"]) == {"cpu"}
+    record = torch.load(tmp_path / "moved" / "model.pt", weights_only=True)
+    assert record["kernels"] == "native+python" and record["devices"] == ["cpu"]
+    whole = torch.load(data_dir / "whole" / "model.pt", weights_only=True)
+    assert whole["kernels"] == "native" and whole["devices"] == ["cpu"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
+        pytest.param(lambda data: b"\x00garbage" * 100, id="garbage"),
+        pytest.param(lambda data: b"", id="empty"),
+    ],
+)
+def test_an_unreadable_checkpoint_is_set_aside_and_the_run_starts_afresh(
+    data_dir, tmp_path, damage
+):
+    for split in ("train", "val"):
+        shutil.copy(data_dir / f"{split}.txt", tmp_path)
+    checkpoint = tmp_path / "damaged.ckpt"
+    checkpoint.write_bytes(damage((data_dir / "whole.ckpt").read_bytes()))
     proc = subprocess.run(
-        train_cmd(tmp_path, "other"), check=True, capture_output=True, text=True, env=env
+        train_cmd(tmp_path, "damaged"), check=True, capture_output=True, text=True
     )
-    assert "python loops" in proc.stdout
-    assert "ignoring" in proc.stdout and "resuming" not in proc.stdout
-    record = torch.load(tmp_path / "other" / "model.pt", weights_only=True)
-    assert record["kernels"] == "python"
-    assert torch.load(data_dir / "whole" / "model.pt", weights_only=True)["kernels"] == "native"
+    aside = list(tmp_path.glob("damaged.ckpt.unreadable-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == damage(
+        (data_dir / "whole.ckpt").read_bytes()
+    )
+    assert f"{checkpoint}: unreadable" in proc.stdout
+    assert f"moved it to {aside[0]} and starting afresh" in proc.stdout
+    whole_history, whole_state = outputs(data_dir, "whole")
+    history, state = outputs(tmp_path, "damaged")  # afresh: the uninterrupted run's numbers
+    pd.testing.assert_frame_equal(whole_history, history)
+    assert all(torch.equal(whole_state[k], state[k]) for k in whole_state)
+    assert torch.load(checkpoint, weights_only=True)["finished"]  # a new, readable one
+
+
+def test_an_unreadable_model_file_names_itself_and_the_command_that_remakes_it(data_dir, tmp_path):
+    from rnnrepro.fileio import UnreadableFile
+    from rnnrepro.models import load_model
+
+    model = tmp_path / "model.pt"
+    model.write_bytes((data_dir / "whole" / "model.pt").read_bytes()[:1000])
+    with pytest.raises(UnreadableFile) as error:
+        load_model(model)
+    assert str(error.value).startswith(f"{model}: unreadable (")
+    assert f"snakemake {model} --force" in str(error.value)
+
+
+def test_a_full_disk_leaves_no_partial_model_file(tmp_path, monkeypatch):
+    """save_model writes through the atomic writer: the system's "No space left on device",
+    and neither the destination nor a temporary file left behind."""
+    import errno
+
+    from rnnrepro import fileio
+    from rnnrepro.models import build_model, save_model
+
+    model = build_model("lstm", ["<pad>", "a", "b"], embedding_dim=4, hidden_size=4)
+    dest = tmp_path / "model.pt"
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(fileio.os, "fsync", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        save_model(model, dest, "lstm", ["<pad>", "a", "b"], {})
+    assert list(tmp_path.iterdir()) == []

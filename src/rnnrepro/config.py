@@ -21,9 +21,10 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from rnnrepro import budget
-from rnnrepro.provenance import architecture_names
+from rnnrepro.provenance import architecture_hparams, architecture_names
 
 DYCK_PREFIX = "dyck_m"
 _DATASET = re.compile(
@@ -61,6 +62,33 @@ FAMILIES = ("dyck", *TEXT_FAMILIES)
 
 class ConfigError(ValueError):
     """An invalid configuration; the message names the offending key."""
+
+
+def config_file(workdir: str | Path, basedir: str | Path) -> Path:
+    """The workflow's config file: ``config.yaml`` of the working directory (``--directory``)
+    when it has one, else the repository's; its YAML syntax checked first, so that an error
+    names the file, line and column (Snakemake's own message names neither)."""
+    path = Path(workdir, "config.yaml")
+    if not path.exists():
+        path = Path(basedir, "config.yaml")
+    check_yaml_syntax(path)
+    return path
+
+
+def check_yaml_syntax(path: str | Path) -> None:
+    """ConfigError naming ``path``, the line and the column of a YAML syntax error."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            yaml.safe_load(f)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        problem = " ".join(filter(None, (error.context, error.problem)))
+        raise ConfigError(f"{where}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: invalid YAML: {error}") from None
 
 
 # Training stages of a run, in order; a later stage starts from the previous stage's model.pt
@@ -326,6 +354,7 @@ def check(config: dict) -> None:
                         raise ConfigError(
                             f"config key '{key}.hparams': give {stem} or {stem}_per_m, not both"
                         )
+                _check_hparams(key, arch, fam, model, hparams)
                 if "budget" in model:
                     if fam not in TEXT_FAMILIES:
                         raise ConfigError(
@@ -336,6 +365,30 @@ def check(config: dict) -> None:
                         _solve(arch, fam, model["budget"], hparams)
                     except ValueError as error:
                         raise ConfigError(f"config key '{key}.budget': {error}") from None
+
+
+def _check_hparams(key: str, arch: str, fam: str, model: dict, hparams: dict) -> None:
+    """ConfigError naming the config key of a hyper-parameter ``arch`` does not take, or the
+    ones it needs and ``hparams`` (merged for dataset family ``fam``) lacks; the keys it
+    accepts come from its class (``provenance.architecture_hparams``)."""
+    required, optional = architecture_hparams(arch)
+    given = {name.removesuffix("_per_m"): name for name in hparams}
+    for name, written in given.items():
+        if name not in (*required, *optional):
+            where = "hparams"
+            if written in model.get("dataset_hparams", {}).get(fam, {}):
+                where = f"dataset_hparams.{fam}"
+            raise ConfigError(
+                f"config key '{key}.{where}.{written}': model {arch!r} takes no {name!r}; it "
+                f"takes {', '.join(required + optional)}"
+            )
+    solved = WIDTH_KEYS if "budget" in model else ()
+    missing = [name for name in required if name not in given and name not in solved]
+    if missing:
+        raise ConfigError(
+            f"config key '{key}.hparams': model {arch!r} needs {', '.join(missing)} "
+            f"(for dataset family {fam!r})"
+        )
 
 
 def datasets(config: dict, experiment: str) -> list[str]:

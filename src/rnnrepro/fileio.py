@@ -47,3 +47,55 @@ def write_text_atomic(dest: str | os.PathLike, text: str) -> None:
     """Write ``text`` (UTF-8) to ``dest`` atomically."""
     with atomic_open(dest, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def write_csv_atomic(frame, dest: str | os.PathLike, **kwargs) -> None:
+    """``frame.to_csv`` (a pandas DataFrame) to ``dest`` atomically."""
+    with atomic_open(dest, "w", newline="") as f:
+        frame.to_csv(f, **kwargs)
+
+
+class UnreadableFile(ValueError):
+    """A torch file that cannot be read back (truncated, corrupt, or not weights only)."""
+
+
+def save_torch(obj, dest: str | os.PathLike) -> None:
+    """``torch.save`` to ``dest`` atomically. Serialised in memory first, so that a full disk
+    fails in the write with the system's own "No space left on device" (torch's writer would
+    report an internal assertion) and leaves no partial file."""
+    import io
+
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    with atomic_open(dest, "wb") as f:
+        f.write(buffer.getbuffer())
+
+
+def load_torch(path: str | os.PathLike, map_location="cpu"):
+    """``torch.load`` of tensors and plain containers only (``weights_only``); a file that
+    cannot be read so is an ``UnreadableFile`` naming it (FileNotFoundError stays as it is)."""
+    import torch
+
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as error:  # torch raises RuntimeError, EOFError, UnpicklingError, KeyError…
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise UnreadableFile(
+            f"{path}: unreadable ({type(error).__name__}{': ' + reason if reason else ''})"
+        ) from error
+
+
+def set_aside(path: str | os.PathLike) -> Path:
+    """Rename an unreadable file to ``<name>.unreadable-<UTC time>`` beside it (kept for a
+    look, never read again); returns the new path."""
+    import time
+
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside = path.with_name(f"{path.name}.unreadable-{stamp}")
+    os.replace(path, aside)
+    return aside

@@ -11,6 +11,8 @@ Light imports only (no torch): this runs inside the Snakemake process.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,6 +33,28 @@ from rnnrepro.data.sources import Source, UnknownSource, apply_overrides, get_so
 
 PROBE_TIMEOUT = 10.0  # seconds per URL; probes run in parallel
 GONE = (404, 410)  # answers that mean the file is not there (others: the server is reachable)
+
+
+def check_writable(directory: str | Path, key: str) -> str | None:
+    """None when ``directory`` (config key ``key``) can be created and a file written in it,
+    else why not. Leaves nothing behind: the directories it had to create are removed again
+    (the jobs make them)."""
+    directory = Path(directory)
+    missing = [p for p in (directory, *directory.parents) if not p.exists()]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".rnnrepro-write-test-"):
+            pass
+    except OSError as error:
+        return (
+            f"config key '{key}': cannot create or write {directory} "
+            f"({error.strerror or error}); no job was started"
+        )
+    finally:
+        for path in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                path.rmdir()
+    return None
 
 
 def probe_url(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:

@@ -283,4 +283,8 @@ class WeightAverage:
         return {"active": self.active, "steps": self.steps, "mean": self.mean}
 
     def load_state_dict(self, state: dict) -> None:
-        self.active, self.steps, self.mean = state["active"], state["steps"], state["mean"]
+        """Restore ``state_dict()``'s output, the mean on its parameters' device (a checkpoint
+        read on the CPU may resume a run on a GPU)."""
+        params = self._params()
+        self.active, self.steps = state["active"], state["steps"]
+        self.mean = {n: m.to(params[n].device) for n, m in state["mean"].items()}

@@ -156,3 +156,39 @@ def _registry_statement(root: Path, source: str) -> ast.AnnAssign:
         if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "REGISTRY":
             return node
     raise LookupError(f"{root}/models/__init__.py defines no REGISTRY literal")
+
+
+@cache
+def architecture_hparams(architecture: str, root: Path = ROOT) -> tuple[tuple[str, ...], ...]:
+    """``(required, optional)``: the hyper-parameters ``build_model(architecture, vocab, ...)``
+    takes, i.e. the arguments of its class's ``__init__`` after ``vocab``, read from the source
+    (no torch) and following base classes of the same module. LookupError when they cannot be
+    read so (``**kwargs``, a base class from elsewhere)."""
+    module, name = _registry(root)[architecture]
+    path = root / f"models/{module}.py"
+    classes = {
+        node.name: node
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ClassDef)
+    }
+    init = None
+    while init is None:
+        if name not in classes:
+            raise LookupError(f"{path}: no class {name} (the __init__ of {architecture})")
+        node = classes[name]
+        init = next(
+            (f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"),
+            None,
+        )
+        bases = [base.id for base in node.bases if isinstance(base, ast.Name)]
+        name = bases[0] if bases else ""
+    args = init.args
+    if args.kwarg or args.vararg:
+        raise LookupError(f"{path}: {architecture}'s __init__ takes *args or **kwargs")
+    names = [a.arg for a in (*args.posonlyargs, *args.args)][2:]  # after self, vocab
+    with_default = len(args.defaults)
+    required = names[: len(names) - with_default]
+    optional = names[len(names) - with_default :]
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        (optional if default is not None else required).append(arg.arg)
+    return tuple(required), tuple(optional)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import torch
@@ -77,14 +77,24 @@ class Task:
 class DyckTask(Task):
     """Dyck-(k, m) sequences: <start> ... <end>, validation perplexity and WCPA."""
 
-    def __init__(self, run: dict, seed: int, device: torch.device, train: str, val: str):
+    def __init__(
+        self,
+        run: dict,
+        seed: int,
+        device: torch.device,
+        train: str,
+        val: str,
+        lengths: Sequence[int] | None = None,
+    ):
         super().__init__(run, seed, device)
         k, m = run["dyck"]["k"], run["dyck"]["m"]
         self.k, self.m = k, m
         self.vocab = dyck.vocabulary(k)
         self._ids = Vocabulary(self.vocab)
-        self.train = [self._ids.encode(s) for s in dyck.read_sequences(train, k=k, m=m)]
-        self.val = DyckEvalSet(dyck.read_sequences(val, k=k, m=m), self.vocab, run["reading"])
+        train_seqs = dyck.read_sequences(train, k=k, m=m, lengths=lengths)
+        self.train = [self._ids.encode(s) for s in train_seqs]
+        val_seqs = dyck.read_sequences(val, k=k, m=m, lengths=lengths)
+        self.val = DyckEvalSet(val_seqs, self.vocab, run["reading"])
         self.min_events = run["dyck"].get("wcpa_min_events", 1)
         self.files = [Path(train), Path(val)]
         self.close_type = torch.tensor(dyck.close_type_ids(self.vocab), device=device)
@@ -268,14 +278,22 @@ def encode(sequences: list[list[str]], index: dict[str, int], path: str) -> list
 TASKS: dict[str, type[Task]] = {"dyck": DyckTask, "sentences": TextTask, "stream": StreamTask}
 
 
-def make_task(run: dict, seed: int, device, train: str, val: str, vocab: str | None) -> Task:
+def make_task(
+    run: dict,
+    seed: int,
+    device,
+    train: str,
+    val: str,
+    vocab: str | None,
+    dyck_lengths: Sequence[int] | None = None,
+) -> Task:
     """The task of a run (``run``: the JSON of ``rnnrepro.config.run_config``; its ``task``
-    names the kind)."""
+    names the kind). ``dyck_lengths``: a Dyck split's (min, max) length bounds."""
     kind = run.get("task")
     if kind not in TASKS:
         raise ValueError(f"run settings: 'task' is {kind!r}; known: {', '.join(TASKS)}")
     if kind == "dyck":
-        return DyckTask(run, seed, device, train, val)
+        return DyckTask(run, seed, device, train, val, dyck_lengths)
     if vocab is None:
         raise ValueError(f"a {kind} run needs its vocabulary file (--vocab)")
     return TASKS[kind](run, seed, device, train, val, vocab)

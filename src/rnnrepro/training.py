@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from rnnrepro.fileio import atomic_open
+from rnnrepro.fileio import UnreadableFile, load_torch, save_torch, set_aside
 from rnnrepro.procedures import BatchLoss, Procedure, WeightAverage
 
 HISTORY_COLUMNS = (
@@ -54,8 +54,24 @@ def seed_everything(seed: int) -> None:
 
 def save_atomic(obj, path: str | os.PathLike) -> None:
     """``torch.save`` to a temporary file then rename: a partial file never looks complete."""
-    with atomic_open(path, "wb") as f:
-        torch.save(obj, f)
+    save_torch(obj, path)
+
+
+def read_checkpoint(path: Path, log: Callable[[str], None]) -> dict | None:
+    """A checkpoint's contents; None when there is none, or when it cannot be read (truncated,
+    corrupt, not weights only): then it is set aside (``fileio.set_aside``), with a log line
+    naming both paths, and the run starts afresh instead of failing on every retry."""
+    if not path.exists():
+        return None
+    try:
+        state = load_torch(path)
+        if not isinstance(state, dict) or "digest" not in state:
+            raise UnreadableFile(f"{path}: unreadable (not a checkpoint of this program)")
+    except UnreadableFile as error:
+        aside = set_aside(path)
+        log(f"{error}; moved it to {aside} and starting afresh")
+        return None
+    return state
 
 
 class NonFiniteLoss(FloatingPointError):
@@ -138,9 +154,11 @@ class TrainingTask(Protocol):
 class _Trainer:
     """The state of one training run and the steps of the loop (``train`` drives it)."""
 
-    def __init__(self, model, procedure: Procedure, task, checkpoint: Path, digest: str, log):
+    def __init__(
+        self, model, procedure: Procedure, task, checkpoint: Path, digest: str, log, tags: dict
+    ):
         self.model, self.procedure, self.task = model, procedure, task
-        self.checkpoint, self.digest, self.log = checkpoint, digest, log
+        self.checkpoint, self.digest, self.log, self.tags = checkpoint, digest, log, tags
         self.optimizer = procedure.make_optimizer(model)
         self.scheduler = procedure.make_scheduler(self.optimizer)
         self.average = WeightAverage(model)
@@ -153,10 +171,10 @@ class _Trainer:
 
     def resume(self) -> bool:
         """Load the checkpoint if it belongs to this run; True when that run had finished."""
-        if not self.checkpoint.exists():
+        state = read_checkpoint(self.checkpoint, self.log)
+        if state is None:
             return False
-        state = torch.load(self.checkpoint, map_location="cpu", weights_only=True)
-        if state.get("digest") != self.digest:
+        if state["digest"] != self.digest:
             self.log(f"ignoring {self.checkpoint}: it belongs to other settings, data or code")
             return False
         self.model.load_state_dict(state["model"])
@@ -270,6 +288,7 @@ class _Trainer:
             "temperature": getattr(self.model, "temperature", None),
             "lr": self.optimizer.param_groups[0]["lr"],
             "seconds": sums["seconds"] + time.perf_counter() - started,
+            **self.tags,
         }
         if self.procedure.asgd_nonmono is not None:
             row["averaged"] = self.average.active  # validated on the averaged weights
@@ -317,6 +336,7 @@ def train(
     checkpoint: str | os.PathLike,
     digest: str,
     log: Callable[[str], None] = print,
+    tags: dict | None = None,
 ) -> tuple[TrainingResult, dict]:
     """Train ``model`` in place on ``task``; return the result and the best state dict.
 
@@ -324,9 +344,12 @@ def train(
     arrives (then ``TrainingInterrupted`` is raised); it holds the model, optimiser, scheduler,
     weight average, RNG and the task's carried state. It is resumed from when its ``digest`` (a
     hash of everything that defines the run) matches, otherwise training starts afresh; a
-    resumed run ends with the same numbers as an uninterrupted one.
+    resumed run ends with the same numbers as an uninterrupted one. ``tags`` (e.g. the device)
+    are written into every history row of the epochs this call trains; a run resumed
+    elsewhere keeps its earlier rows' tags. An unreadable checkpoint is set aside
+    (``read_checkpoint``).
     """
-    run = _Trainer(model, procedure, task, Path(checkpoint), digest, log)
+    run = _Trainer(model, procedure, task, Path(checkpoint), digest, log, tags or {})
     if run.resume():
         return run.result, run.best_state
     if procedure.average_from_start and run.start_epoch == 0 and run.partial is None:

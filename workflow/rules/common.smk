@@ -3,16 +3,13 @@
 import json
 import os
 import shlex
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 from snakemake.utils import validate
 
 # Jobs run `python -m rnnrepro.scripts.<name>` (the package is installed with `pip install -e .`);
-# the DAG is built from src/ directly so that a dry run works before installing.
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-
+# the Snakefile puts src/ on the path for the DAG.
 from rnnrepro import buildcache  # noqa: E402
 from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
 from rnnrepro.data import sources  # noqa: E402
@@ -47,7 +44,8 @@ wildcard_constraints:
 
 def before_start():
     """Once every job is planned and before the first starts (not in dry runs, nor inside
-    cluster jobs): stop at once if a planned download cannot succeed, then print the cost.
+    cluster jobs): stop at once if the checkpoint directory cannot be written or a planned
+    download cannot succeed, then print the cost.
     A build lock of the compiled recurrences left by a killed job is removed.
     """
     from snakemake.logging import logger
@@ -70,6 +68,13 @@ def before_start():
     )
     if error:
         raise WorkflowError(error)
+    # the rules that write checkpoints
+    if any(j.rule.name in ("train", "finetune", "dynamic_eval") for j in planned):
+        error = preflight.check_writable(
+            Path(config["checkpoint_dir"], config["scale"]), "checkpoint_dir"
+        )
+        if error:
+            raise WorkflowError(error)
     runs = [
         run_of(j.wildcards) for j in planned if j.rule.name in ("train", "finetune")
     ]
@@ -152,11 +157,24 @@ def train_inputs(wildcards):
 
 
 def train_options(wildcards, input):
-    """train.py options for the optional inputs: vocabulary and the previous stage's model."""
+    """train.py options for the optional inputs (vocabulary, the previous stage's model) and a
+    Dyck split's length bounds (dyck_lengths)."""
     options = [
-        f"--{key} {input[key]}" for key in ("vocab", "init") if key in input.keys()
+        f"--{key} {quoted(input[key])}"
+        for key in ("vocab", "init")
+        if key in input.keys()
     ]
-    return " ".join(options)
+    return " ".join(options + [dyck_lengths(wildcards)]).strip()
+
+
+def dyck_lengths(wildcards):
+    """``--dyck-lengths MIN MAX`` for a Dyck dataset: the bounds its splits were generated
+    with (scales.<scale>.dyck), so that a line outside them is refused; empty otherwise.
+    """
+    if cfg.family(wildcards.dataset) != "dyck":
+        return ""
+    dyck = cfg.scale_settings(config)["dyck"]
+    return f"--dyck-lengths {dyck['min_length']} {dyck['max_length']}"
 
 
 def searched_runs():
@@ -191,12 +209,10 @@ def scored_model(wildcards):
 def scored_model_options(wildcards, input):
     """Options naming scored_model's files: --model, or --search, --trials and --trial-models."""
     if "model" in input.keys():
-        return f"--model {input.model}"
+        return f"--model {quoted(input.model)}"
     run = run_of(wildcards)
     trials = " ".join(map(str, cfg.search_trials(config, run.experiment, run.model)))
-    return (
-        f"--search {input.search} --trials {trials} --trial-models {input.trial_models}"
-    )
+    return f"--search {quoted(input.search)} --trials {trials} --trial-models {quoted(input.trial_models)}"
 
 
 def last_stage(run):
@@ -278,9 +294,11 @@ def corpus_files(table):
 
 
 class Untracked:
-    """A param that says where a file is read from, not what it is: as a value of no builtin
-    type, Snakemake leaves it out of the params rerun trigger. A download's content is pinned
-    by its checksums (download_content), so moving the mirror or data_sources reruns nothing.
+    """A param that says where or on what a job runs, not what it computes (a data mirror, a
+    checkpoint directory, the device): as a value of no builtin type, Snakemake leaves it out
+    of the params rerun trigger, so moving the mirror or the checkpoints, or changing the
+    device, reruns nothing. What a download holds is pinned by its checksums
+    (download_content); a run resumed elsewhere records the devices it ran on.
     """
 
     def __init__(self, value):
@@ -288,6 +306,16 @@ class Untracked:
 
     def __str__(self):
         return self.value
+
+
+def quoted(paths):
+    """A path, or a list of them, quoted for a shell command."""
+    return " ".join(map(shlex.quote, [paths] if isinstance(paths, str) else paths))
+
+
+def untracked(function):
+    """An input function whose value is ``Untracked``."""
+    return lambda wildcards: Untracked(function(wildcards))
 
 
 def download_content(wildcards):
@@ -430,10 +458,10 @@ def agreement_data(wildcards):
 
 def agreement_data_options(wildcards, input):
     if "dependencies" in input.keys():
-        return f"--dependencies {input.dependencies} --sentences {input.sentences}"
+        return f"--dependencies {quoted(input.dependencies)} --sentences {quoted(input.sentences)}"
     return (
-        f"--numpred {input.numpred} --filtered-text {input.text}"
-        f" --filtered-gold {input.gold}"
+        f"--numpred {quoted(input.numpred)} --filtered-text {quoted(input.text)}"
+        f" --filtered-gold {quoted(input.gold)}"
     )
 
 

@@ -24,7 +24,7 @@ rule dyck_data:
         " --sizes {params.sizes[train]} {params.sizes[val]} {params.sizes[test]}"
         " --seeds {params.seeds[train]} {params.seeds[val]} {params.seeds[test]}"
         " --min-length {params.min_length} --max-length {params.max_length}"
-        " --out {output.train} {output.val} {output.test} > {log} 2>&1"
+        " --out {output.train:q} {output.val:q} {output.test:q} > {log:q} 2>&1"
 
 
 rule dyck_floor:
@@ -41,10 +41,11 @@ rule dyck_floor:
     params:
         k=config["dyck"]["k"],
         min_length=cfg.scale_settings(config)["dyck"]["min_length"],
+        max_length=cfg.scale_settings(config)["dyck"]["max_length"],
         code=script_code("dyck_floor"),
     shell:
         "python -m rnnrepro.scripts.dyck_floor --k {params.k} --m {wildcards.m}"
-        " --min-length {params.min_length} --splits {input} --out {output} > {log} 2>&1"
+        " --min-length {params.min_length} --max-length {params.max_length} --splits {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 # Corpora: fetched from the mirror (config data_mirror) or the canonical URL, verified by sha256
@@ -65,7 +66,7 @@ rule download:
         sources=Untracked(config.get("data_sources")),
     shell:
         "python -m rnnrepro.scripts.fetch_data --corpus {wildcards.corpus} --name {wildcards.name}"
-        " --mirror={params.mirror:q} --sources={params.sources:q} --out {output} 2>&1 | tee {log}"
+        " --mirror={params.mirror:q} --sources={params.sources:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
 # Seed 001: PTB sentences, word or character level, optionally with truncated training lines.
@@ -88,8 +89,8 @@ rule ptb_text:
         code=script_code("prepare_text"),
     shell:
         "python -m rnnrepro.scripts.prepare_text ptb {params.options}"
-        " --train {input.train} --valid {input.valid} --test {input.test}"
-        " --out-dir $(dirname {output.train}) > {log} 2>&1"
+        " --train {input.train:q} --valid {input.valid:q} --test {input.test:q}"
+        ' --out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
 # WikiText-2 and PTB as streams: every line kept, read as one token stream by the training task.
@@ -111,9 +112,9 @@ rule stream_text:
         lines=text_line_options(),
         code=script_code("prepare_text"),
     shell:
-        "python -m rnnrepro.scripts.prepare_text stream --train {input.train}"
-        " --valid {input.valid} --test {input.test} {params.lines}"
-        " --out-dir $(dirname {output.train}) > {log} 2>&1"
+        "python -m rnnrepro.scripts.prepare_text stream --train {input.train:q}"
+        " --valid {input.valid:q} --test {input.test:q} {params.lines}"
+        ' --out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
 # Seed 002 Table 2 (the paper's setting): Linzen's data set split by Linzen's protocol into an LM
@@ -135,8 +136,8 @@ rule linzen_data:
         lines=text_line_options(),
         code=script_code("prepare_linzen"),
     shell:
-        "python -m rnnrepro.scripts.prepare_linzen --deps {input} {params.lines}"
-        " --out-dir $(dirname {output.train}) > {log} 2>&1"
+        "python -m rnnrepro.scripts.prepare_linzen --deps {input:q} {params.lines}"
+        ' --out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
 # Seed 003: every PTB line normalised to 27 symbols, one document per line.
@@ -154,8 +155,8 @@ rule ptb_lines:
     params:
         code=script_code("prepare_text"),
     shell:
-        "python -m rnnrepro.scripts.prepare_text lines --train {input.train}"
-        " --valid {input.valid} --test {input.test} --out {output} > {log} 2>&1"
+        "python -m rnnrepro.scripts.prepare_text lines --train {input.train:q}"
+        " --valid {input.valid:q} --test {input.test:q} --out {output:q} > {log:q} 2>&1"
 
 
 # Seed 003: one cross-validation fold, tokenised into characters or character bigrams.
@@ -180,6 +181,6 @@ rule ptb_lines_fold:
         lines=text_line_options(),
         code=script_code("prepare_text"),
     shell:
-        "python -m rnnrepro.scripts.prepare_text folds --lines {input}"
+        "python -m rnnrepro.scripts.prepare_text folds --lines {input:q}"
         " --tokenization {wildcards.tokenization} --fold {wildcards.fold} --folds {params.folds}"
-        " --seed {params.seed} {params.lines} --out-dir $(dirname {output.train}) > {log} 2>&1"
+        ' --seed {params.seed} {params.lines} --out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'

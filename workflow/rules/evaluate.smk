@@ -19,15 +19,16 @@ rule evaluate_dyck:
     params:
         reading=config["dyck"]["reading"],
         min_events=config["dyck"]["wcpa_min_events"],
+        lengths=dyck_lengths,
         scale=config["scale"],
-        device=config["device"],
+        device=Untracked(config["device"]),
         code=run_code("evaluate_dyck"),
     shell:
-        "python -m rnnrepro.scripts.evaluate_dyck --model {input.model} --history {input.history}"
-        " --val {input.val} --test {input.test} --reading {params.reading}"
-        " --wcpa-min-events {params.min_events} --scale {params.scale}"
-        " --device {params.device} --out-metrics {output.metrics} --out-ldpa {output.ldpa}"
-        " > {log} 2>&1"
+        "python -m rnnrepro.scripts.evaluate_dyck --model {input.model:q} --history {input.history:q}"
+        " --val {input.val:q} --test {input.test:q} --reading {params.reading}"
+        " --wcpa-min-events {params.min_events} {params.lengths} --scale {params.scale}"
+        " --device {params.device:q} --out-metrics {output.metrics:q} --out-ldpa {output.ldpa:q}"
+        " > {log:q} 2>&1"
 
 
 rule evaluate_text:
@@ -45,12 +46,12 @@ rule evaluate_text:
         "../../envs/rnnrepro.yaml"
     params:
         scale=config["scale"],
-        device=config["device"],
+        device=Untracked(config["device"]),
         code=run_code("evaluate_text"),
     shell:
-        "python -m rnnrepro.scripts.evaluate_text --model {input.model} --val {input.val}"
-        " --test {input.test} --scale {params.scale} --device {params.device}"
-        " --out-metrics {output.metrics} > {log} 2>&1"
+        "python -m rnnrepro.scripts.evaluate_text --model {input.model:q} --val {input.val:q}"
+        " --test {input.test:q} --scale {params.scale} --device {params.device:q}"
+        " --out-metrics {output.metrics:q} > {log:q} 2>&1"
 
 
 # Seed 004: dynamic evaluation of a run's last stage (after fine-tuning), on validation and test,
@@ -74,16 +75,16 @@ rule dynamic_eval:
     params:
         settings=dynamic_eval_params,
         scale=config["scale"],
-        device=config["device"],
-        checkpoint=dynamic_eval_checkpoint,
+        device=Untracked(config["device"]),
+        checkpoint=untracked(dynamic_eval_checkpoint),
         code=run_code("dynamic_eval"),
     shell:
         # exec: SLURM's SIGTERM reaches the process itself, which checkpoints and exits.
-        "exec python -m rnnrepro.scripts.dynamic_eval --model {input.model}"
-        " --settings {params.settings:q} --train {input.train} --val {input.val}"
-        " --test {input.test} --scale {params.scale} --device {params.device}"
-        " --threads {threads} --checkpoint {params.checkpoint} --code {params.code}"
-        " --out {output} > {log} 2>&1"
+        "exec python -m rnnrepro.scripts.dynamic_eval --model {input.model:q}"
+        " --settings {params.settings:q} --train {input.train:q} --val {input.val:q}"
+        " --test {input.test:q} --scale {params.scale} --device {params.device:q}"
+        " --threads {threads} --checkpoint {params.checkpoint:q} --code {params.code}"
+        " --out {output:q} > {log:q} 2>&1"
 
 
 # A random search's result: the trial with the lowest validation loss (and every trial's).
@@ -100,7 +101,7 @@ rule select_trial:
     params:
         code=script_code("select_trial"),
     shell:
-        "python -m rnnrepro.scripts.select_trial --metrics {input} --out {output} > {log} 2>&1"
+        "python -m rnnrepro.scripts.select_trial --metrics {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 # Seed 000 Table 3: Marvin & Linzen's sentence pairs scored by a WikiText-2 model.
@@ -119,12 +120,12 @@ rule evaluate_syneval:
     params:
         max_pairs=f"--max-pairs {SYNEVAL_PAIRS}" if SYNEVAL_PAIRS else "",
         scale=config["scale"],
-        device=config["device"],
+        device=Untracked(config["device"]),
         code=run_code("evaluate_syneval"),
     shell:
-        "python -m rnnrepro.scripts.evaluate_syneval --model {input.model} --pairs {input.pairs}"
-        " {params.max_pairs} --scale {params.scale} --device {params.device} --out {output}"
-        " > {log} 2>&1"
+        "python -m rnnrepro.scripts.evaluate_syneval --model {input.model:q} --pairs {input.pairs:q}"
+        " {params.max_pairs} --scale {params.scale} --device {params.device:q} --out {output:q}"
+        " > {log:q} 2>&1"
 
 
 # Seed 002 Table 2: Linzen's agreement items scored by a language model (its chosen trial).
@@ -148,13 +149,13 @@ rule evaluate_agreement:
             else ""
         ),
         scale=config["scale"],
-        device=config["device"],
+        device=Untracked(config["device"]),
         code=run_code("evaluate_agreement"),
     shell:
         "python -m rnnrepro.scripts.evaluate_agreement {params.model} {params.data}"
         " {params.max_items}"
-        " --scale {params.scale} --device {params.device} --out-items {output.scored}"
-        " --out-summary {output.summary} > {log} 2>&1"
+        " --scale {params.scale} --device {params.device:q} --out-items {output.scored:q}"
+        " --out-summary {output.summary:q} > {log:q} 2>&1"
 
 
 # Seed 002 Fig. 3: the multipop stack's action probabilities on the test stream.
@@ -174,9 +175,9 @@ rule analyse_stack:
         scale=config["scale"],
         code=run_code("analyse_stack"),
     shell:
-        "python -m rnnrepro.scripts.analyse_stack {params.model} --test {input.test}"
-        " --scale {params.scale} --out-states {output.states}"
-        " --out-max-prob {output.max_prob} > {log} 2>&1"
+        "python -m rnnrepro.scripts.analyse_stack {params.model} --test {input.test:q}"
+        " --scale {params.scale} --out-states {output.states:q}"
+        " --out-max-prob {output.max_prob:q} > {log:q} 2>&1"
 
 
 # Seed 003 Figs. 2-3: test loss by character position in a word, and prediction examples.
@@ -195,9 +196,9 @@ rule analyse_positions:
         "../../envs/rnnrepro.yaml"
     params:
         scale=config["scale"],
-        device=config["device"],
+        device=Untracked(config["device"]),
         code=run_code("evaluate_text"),
     shell:
-        "python -m rnnrepro.scripts.evaluate_text --model {input.model} --test {input.test}"
-        " --scale {params.scale} --device {params.device} --out-positions {output.positions}"
-        " --out-examples {output.examples} > {log} 2>&1"
+        "python -m rnnrepro.scripts.evaluate_text --model {input.model:q} --test {input.test:q}"
+        " --scale {params.scale} --device {params.device:q} --out-positions {output.positions:q}"
+        " --out-examples {output.examples:q} > {log:q} 2>&1"

@@ -17,8 +17,8 @@ rule analyse_attention:
     params:
         code=run_code("analyse_attention"),
     shell:
-        "python -m rnnrepro.scripts.analyse_attention --model {input.model} --test {input.test}"
-        " --out-angles {output.angles} --out-heatmap {output.heatmap} > {log} 2>&1"
+        "python -m rnnrepro.scripts.analyse_attention --model {input.model:q} --test {input.test:q}"
+        " --out-angles {output.angles:q} --out-heatmap {output.heatmap:q} > {log:q} 2>&1"
 
 
 rule table_second_order_lstm_table1:
@@ -46,12 +46,12 @@ rule table_second_order_lstm_table1:
     shell:
         "python -m rnnrepro.scripts.make_table --paper second_order_lstm --table 'Table 1'"
         " --title 'second_order_lstm Table 1 (Dyck-2): paper vs reproduction'"
-        " --metrics {input.metrics} --histories {input.histories} --floors {input.floors}"
+        " --metrics {input.metrics:q} --histories {input.histories:q} --floors {input.floors:q}"
         " --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
         " --wcpa-min-events {params.min_events}"
-        " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+        " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"
 
 
 rule table_multi_matrix_dyck:
@@ -80,12 +80,12 @@ rule table_multi_matrix_dyck:
     shell:
         "python -m rnnrepro.scripts.make_table --paper multi_matrix --datasets {params.datasets}"
         " --title 'multi_matrix Dyck results (Tables 1-2, sections 5.4 and 6.2): paper vs reproduction'"
-        " --metrics {input.metrics} --histories {input.histories} --floors {input.floors}"
+        " --metrics {input.metrics:q} --histories {input.histories:q} --floors {input.floors:q}"
         " --scale {params.scale} {params.notes}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
         " --wcpa-tolerance {params.tolerance[wcpa_tolerance]}"
         " --wcpa-min-events {params.min_events}"
-        " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+        " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"
 
 
 # Seed 000 Fig. 3's claim (attention learns WCPA faster and more steadily), from every history.
@@ -108,8 +108,8 @@ rule table_second_order_lstm_fig3_claim:
         notes=scale_note_options("dyck"),
         code=script_code("check_wcpa_claim"),
     shell:
-        "python -m rnnrepro.scripts.check_wcpa_claim --histories {input} {params.notes}"
-        " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+        "python -m rnnrepro.scripts.check_wcpa_claim --histories {input:q} {params.notes}"
+        " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"
 
 
 # One rule per seed-000 figure (a loop, so that each gets its own report caption).
@@ -137,8 +137,8 @@ for figure, (kind, run_file, figure_runs, track) in FIGURE_INPUTS.items():
             notes=scale_note_options(track),
             code=script_code("make_figure"),
         shell:
-            "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
-            " {params.options} {params.notes} > {log} 2>&1"
+            "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input:q} --out {output:q}"
+            " {params.options} {params.notes} > {log:q} 2>&1"
 
 
 # Seed 000 Table 3: syntactic evaluation of the WikiText-2 language models.
@@ -164,9 +164,9 @@ rule table_second_order_lstm_table3:
         notes=scale_note_options("text"),
         code=script_code("make_syneval_table"),
     shell:
-        "python -m rnnrepro.scripts.make_syneval_table --results {input} --models {params.models}"
+        "python -m rnnrepro.scripts.make_syneval_table --results {input:q} --models {params.models}"
         " --tolerance {params.tolerance} --scale {params.scale} {params.notes}"
-        " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+        " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"
 
 
 # Text tables: one rule per table, the paper's numbers next to the runs.
@@ -284,13 +284,13 @@ for name, (paper, labels, datasets, metrics_files, title) in TEXT_TABLES.items()
             code=script_code("make_table"),
         shell:
             "python -m rnnrepro.scripts.make_table --paper {params.paper} --table {params.labels}"
-            " {params.datasets} --title {params.title:q} --metrics {input.metrics} {params.notes}"
+            " {params.datasets} --title {params.title:q} --metrics {input.metrics:q} {params.notes}"
             " {params.corpus}"
             " --scale {params.scale}"
             " --bpc-tolerance {params.tolerance[bpc_tolerance]}"
             " --ce-tolerance {params.tolerance[ce_tolerance]}"
             " --ppl-tolerance {params.tolerance[ppl_tolerance]}"
-            " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+            " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"
 
 
 # Seed 003 figures: Fig. 1 from the ratio sweep; Figs. 2-3 from the best Table 1 model.
@@ -336,8 +336,8 @@ for figure, (kind, figure_inputs) in GENERAL_SECOND_ORDER_FIGURES.items():
             notes=scale_note_options("text"),
             code=script_code("make_figure"),
         shell:
-            "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input} --out {output}"
-            " {params.notes} > {log} 2>&1"
+            "python -m rnnrepro.scripts.make_figure {params.kind} --inputs {input:q} --out {output:q}"
+            " {params.notes} > {log:q} 2>&1"
 
 
 # Seed 002 Table 2, Figure 2 and Table 3: Linzen agreement of the three configured models.
@@ -376,11 +376,11 @@ rule report_memory_agreement:
         code=script_code("make_agreement_report"),
     shell:
         "python -m rnnrepro.scripts.make_agreement_report --models {params.models}"
-        " --summaries {input.summaries} --items {input.scored} --scale {params.scale}"
+        " --summaries {input.summaries:q} --items {input.scored:q} --scale {params.scale}"
         " --accuracy-tolerance {params.tolerance[accuracy_tolerance]}"
         " --ppl-tolerance {params.tolerance[ppl_tolerance]} {params.notes}"
-        " --out-table-csv {output.csv} --out-table-md {output.md} --out-venn {output.venn}"
-        " --out-venn-csv {output.venn_csv} --out-examples {output.examples} > {log} 2>&1"
+        " --out-table-csv {output.csv:q} --out-table-md {output.md:q} --out-venn {output.venn:q}"
+        " --out-venn-csv {output.venn_csv:q} --out-examples {output.examples:q} > {log:q} 2>&1"
 
 
 rule figure_memory_fig3_stack_actions:
@@ -402,8 +402,8 @@ rule figure_memory_fig3_stack_actions:
         notes=scale_note_options("text"),
         code=script_code("make_figure"),
     shell:
-        "python -m rnnrepro.scripts.make_figure stack_actions --inputs {input} --out {output}"
-        " {params.notes} > {log} 2>&1"
+        "python -m rnnrepro.scripts.make_figure stack_actions --inputs {input:q} --out {output:q}"
+        " {params.notes} > {log:q} 2>&1"
 
 
 # Seed 004 Tables IV and V: the AWD-MMLSTM-MoS hyper-parameters and its dynamic-evaluation
@@ -440,4 +440,4 @@ for number, table in ((4, "Table IV"), (5, "Table V")):
             " --table {params.table:q} --settings {params.settings:q} {params.scaled}"
             " --scale {params.scale}"
             " --title 'major_minor {params.table}: paper vs config.yaml'"
-            " --out-csv {output.csv} --out-md {output.md} > {log} 2>&1"
+            " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"

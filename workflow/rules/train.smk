@@ -23,17 +23,18 @@ rule train:
         run=run_params,
         identity=run_identity,
         code=run_code("train"),
-        device=config["device"],
-        checkpoint=checkpoint_path,
         options=train_options,
+        # where and on what it runs, not what it computes: no rerun when they change
+        device=Untracked(config["device"]),
+        checkpoint=untracked(checkpoint_path),
     shell:
         # exec: SLURM's SIGTERM reaches the training process itself, which checkpoints and exits.
         "exec python -m rnnrepro.scripts.train --run {params.run:q} --seed {wildcards.seed}"
         " --identity {params.identity:q}"
-        " --threads {threads} --train {input.train} --val {input.val} {params.options}"
-        " --device {params.device}"
-        " --checkpoint {params.checkpoint} --code {params.code}"
-        " --out-model {output.model} --out-history {output.history} > {log} 2>&1"
+        " --threads {threads} --train {input.train:q} --val {input.val:q} {params.options}"
+        " --device {params.device:q}"
+        " --checkpoint {params.checkpoint:q} --code {params.code}"
+        " --out-model {output.model:q} --out-history {output.history:q} > {log:q} 2>&1"
 
 
 use rule train as finetune with:

@@ -154,7 +154,7 @@ def variable_bptt_lengths(bptt: int, seed: int, max_delta: int | None = None) ->
 def read_stream(path: str | os.PathLike, index: dict[str, int]) -> torch.Tensor:
     """A token file (one line per sequence) as one stream of ids, every line then ``<eos>``
     (``text.stream_ids``), read line by line: only the ids are held (8 bytes per token)."""
-    ids = stream_ids(iter_token_file(path), index, str(path))
+    ids = stream_ids(iter_token_file(path, empty_lines=True), index, str(path))
     if not ids:
         return torch.empty(0, dtype=torch.long)
     return torch.frombuffer(ids, dtype=torch.int64)

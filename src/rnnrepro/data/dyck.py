@@ -150,8 +150,11 @@ def generate(n: int, k: int, m: int, min_len: int, max_len: int, seed: int) -> l
 def check_sequence(seq: Sequence[str], k: int | None = None, m: int | None = None) -> str | None:
     """Why ``seq`` is not an m-bounded Dyck-k word (``None`` if it is one).
 
-    With ``k``/``m`` left as ``None`` any bracket type / any depth is accepted.
+    With ``k``/``m`` left as ``None`` any bracket type / any depth is accepted. The empty
+    sequence is none (the generator's words have at least one pair).
     """
+    if not seq:
+        return "empty sequence"
     stack: list[int] = []
     for pos, token in enumerate(seq):
         parsed = parse_bracket(token)
@@ -177,18 +180,26 @@ def write_sequences(path: str | os.PathLike, seqs: Iterable[Sequence[str]]) -> N
 
 
 def read_sequences(
-    path: str | os.PathLike, k: int | None = None, m: int | None = None
+    path: str | os.PathLike,
+    k: int | None = None,
+    m: int | None = None,
+    lengths: Sequence[int] | None = None,
 ) -> list[list[str]]:
     """Read a file written by ``write_sequences``, validating every line.
 
-    Raises ValueError naming the file and 1-based line number for an unknown token, a line
-    that is not well nested, or depth > m.
+    Raises ValueError naming the file and 1-based line number for an empty line, an unknown
+    token, a line that is not well nested, depth > m, or a length outside ``lengths`` (the
+    split's (min, max) bounds, when given).
     """
     seqs = []
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
             seq = line.split()
             problem = check_sequence(seq, k, m)
+            if problem is None and lengths is not None:
+                low, high = lengths
+                if not low <= len(seq) <= high:
+                    problem = f"length {len(seq)} is outside the split's bounds {low}-{high}"
             if problem is not None:
                 raise ValueError(f"{path}:{lineno}: {problem}")
             seqs.append(seq)

@@ -17,6 +17,8 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from rnnrepro.fileio import atomic_open
+
 FIELDS = ("sentence", "verb_index", "verb_pos", "n_intervening", "n_diff_intervening")
 PROP_TRAIN = 0.1
 PROP_VAL = 0.1  # of the training part
@@ -69,7 +71,7 @@ def sentences(rows: Iterable[dict]) -> list[list[str]]:
 
 
 def write_dependencies(rows: Iterable[dict], path: str | os.PathLike) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    with atomic_open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(
             f, FIELDS, delimiter="\t", quoting=csv.QUOTE_NONE, lineterminator="\n"
         )

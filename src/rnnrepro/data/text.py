@@ -41,16 +41,19 @@ T = TypeVar("T")
 # The token-file format
 
 
-def iter_token_file(path: str | os.PathLike) -> Iterator[list[str]]:
-    """One token list per line, read lazily; an empty line is an empty sequence.
+def iter_token_file(path: str | os.PathLike, empty_lines: bool = False) -> Iterator[list[str]]:
+    """One token list per line, read lazily.
 
     ValueError naming the file and 1-based line for an empty token (double, leading or trailing
-    space) or whitespace other than single spaces.
+    space), whitespace other than single spaces, or an empty line. ``empty_lines``: an empty
+    line is an empty sequence (a stream's: WikiText's blank lines are part of the text).
     """
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
             text = line.removesuffix("\n")
             tokens = text.split()
+            if not tokens and not empty_lines:
+                raise ValueError(f"{path}:{lineno}: empty line (a sentence has tokens)")
             if " ".join(tokens) != text:
                 raise ValueError(
                     f"{path}:{lineno}: empty token (tokens must be separated by single spaces)"
@@ -58,9 +61,9 @@ def iter_token_file(path: str | os.PathLike) -> Iterator[list[str]]:
             yield tokens
 
 
-def read_token_file(path: str | os.PathLike) -> list[list[str]]:
+def read_token_file(path: str | os.PathLike, empty_lines: bool = False) -> list[list[str]]:
     """``iter_token_file``'s lines as a list."""
-    return list(iter_token_file(path))
+    return list(iter_token_file(path, empty_lines))
 
 
 def write_token_file(sequences: Iterable[Sequence[str]], path: str | os.PathLike) -> None:

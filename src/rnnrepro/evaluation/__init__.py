@@ -32,5 +32,6 @@ def run_summary(model_path: str | Path, record: dict) -> dict:
         "stopped_because": record["stopped_because"],
         "diverged": record.get("diverged", False),
         "kernels": record.get("kernels"),  # compiled ("native") or Python time loops
+        "devices": record.get("devices"),  # where its epochs ran (a run may resume elsewhere)
         "training": record.get("run", {}).get("training"),  # the procedure's settings
     }

@@ -67,10 +67,11 @@ def build_model(name: str, vocab: list[str], **hparams) -> RecurrentLM:
 def save_model(
     model: RecurrentLM, path, name: str, vocab: list[str], hparams: dict, **extra
 ) -> None:
-    """Write a self-describing model file: enough to rebuild the model with ``load_model``."""
-    import torch
+    """Write a self-describing model file, atomically: enough to rebuild the model with
+    ``load_model``."""
+    from rnnrepro.fileio import save_torch
 
-    torch.save(
+    save_torch(
         {
             "name": name,
             "vocab": vocab,
@@ -83,10 +84,17 @@ def save_model(
 
 
 def load_model(path, map_location: str = "cpu") -> tuple[RecurrentLM, dict]:
-    """Rebuild a model saved by ``save_model``; returns (model in eval mode, the saved record)."""
-    import torch
+    """Rebuild a model saved by ``save_model``; returns (model in eval mode, the saved record).
+    An unreadable file is an ``UnreadableFile`` naming it and the command that remakes it."""
+    from rnnrepro.fileio import UnreadableFile, load_torch
 
-    record = torch.load(path, map_location=map_location, weights_only=True)
+    try:
+        record = load_torch(path, map_location)
+    except UnreadableFile as error:
+        raise UnreadableFile(
+            f"{error}. Remake it from the directory Snakemake runs in: snakemake {path} "
+            "--force --cores 1 (its training resumes from its checkpoint, or starts again)"
+        ) from None
     model = build_model(record["name"], record["vocab"], **record["hparams"])
     model.load_state_dict(record["state_dict"])
     model.eval()

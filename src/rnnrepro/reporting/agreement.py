@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rnnrepro.fileio import write_text_atomic
 from rnnrepro.reporting.tables import compare, format_spread, markdown_lines, scaled_verdict
 
 CELLS = [f"acc_attr{k}" for k in range(6)] + ["acc_overall"]
@@ -177,7 +178,7 @@ def example_lines(wrong: pd.DataFrame, models: Sequence[str]) -> list[str]:
 
 def write_markdown(path, title: str, notes: Iterable[str], body: list[str]) -> None:
     lines = [f"# {title}", "", *[f"> {n}  " for n in notes], "", *body]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def table_lines(df: pd.DataFrame) -> list[str]:

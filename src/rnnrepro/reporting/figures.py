@@ -25,6 +25,7 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
 
 from rnnrepro.evaluation import IDENTITY  # noqa: E402
+from rnnrepro.fileio import atomic_open
 from rnnrepro.reporting.tables import dataset_family, dataset_fold  # noqa: E402
 
 MODEL_LABELS = {
@@ -116,7 +117,13 @@ def _save(
     if footer is None:
         footer = _footer(fig, notes)
     fig.tight_layout(rect=(0, footer + bottom, 1, 1))
-    fig.savefig(out, dpi=150, metadata={"Description": " ".join(notes)} if notes else None)
+    with atomic_open(out, "wb") as f:
+        fig.savefig(
+            f,
+            format=Path(out).suffix.lstrip(".") or "png",
+            dpi=150,
+            metadata={"Description": " ".join(notes)} if notes else None,
+        )
     plt.close(fig)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnrepro.evaluation.syneval import CATEGORIES
-from rnnrepro.fileio import write_text_atomic
+from rnnrepro.fileio import atomic_open, write_text_atomic
 from rnnrepro.reporting.tables import (
     PAPER_SCALE,
     format_spread,
@@ -94,7 +94,7 @@ def write(
     notes: Sequence[str],
 ) -> None:
     """CSV: the 19 sub-categories side by side; Markdown: the paper comparison, then those."""
-    with open(csv_path, "w", newline="") as f:
+    with atomic_open(csv_path, "w", newline="") as f:
         categories.to_csv(f, index=False)
     lines = [f"# {title}", ""]
     lines += [f"> {note}  " for note in title_notes] + [""]

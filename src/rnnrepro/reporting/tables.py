@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rnnrepro.fileio import write_csv_atomic, write_text_atomic
+
 # metric name -> tolerance kind; kinds missing from the tolerances get the verdict "info"
 METRIC_KIND = {
     "val_ppl": "ppl",
@@ -506,7 +508,7 @@ def write_table(
     reductions: "cpu scale: 1 fold, 3 epochs, hidden sizes ×0.25"); ``notes`` follow the legend;
     ``sections`` (Markdown lines) follow the table.
     """
-    df.to_csv(csv_path, index=False)
+    write_csv_atomic(df, csv_path, index=False)
     if "stage" in df and set(df["stage"]) <= {"train"}:  # one stage: no column for it
         df = df.drop(columns=["stage"])
     lines = [f"# {title}", ""]
@@ -526,4 +528,4 @@ def write_table(
     lines += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()), ""]
     lines += markdown_lines(df.drop(columns=["mean", "std"]))
     lines += list(sections)
-    Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(md_path, "\n".join(lines) + "\n")

@@ -12,6 +12,7 @@ import argparse
 from rnnrepro.data.dyck import read_sequences
 from rnnrepro.data.text import read_token_file
 from rnnrepro.evaluation import run_identity
+from rnnrepro.fileio import write_csv_atomic
 from rnnrepro.models import load_model
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
@@ -36,16 +37,16 @@ def main(argv: list[str] | None = None) -> None:
     model, record = load_model(args.model)
     identity = run_identity(args.model, record)
     angles = principal_angles(model.body.recurrent_weight_matrices())
-    angles.assign(**identity).to_csv(args.out_angles, index=False)
+    write_csv_atomic(angles.assign(**identity), args.out_angles, index=False)
 
     model.set_epoch(final_training_epoch(record))  # τ the saved weights were trained at
     if record.get("run", {}).get("text", {}).get("framing") == "stream":  # a passage of the stream
-        sequence = stream_passage(read_token_file(args.test), args.max_length)
+        sequence = stream_passage(read_token_file(args.test, empty_lines=True), args.max_length)
         heat = attention_heatmap(model, record["vocab"], sequence, start=None)
     else:  # a Dyck sequence after <start>
         sequence = heatmap_sequence(read_sequences(args.test), args.max_length)
         heat = attention_heatmap(model, record["vocab"], sequence)
-    heat.assign(**identity).to_csv(args.out_heatmap, index=False)
+    write_csv_atomic(heat.assign(**identity), args.out_heatmap, index=False)
     print(f"temperature {model.temperature:.4g}; heatmap over {len(sequence)} tokens")
 
 

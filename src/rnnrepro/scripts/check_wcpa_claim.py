@@ -9,8 +9,8 @@ steadily than the LSTM, in fewer epochs) on every seed's training history; write
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.reporting.tables import markdown_lines
 from rnnrepro.reporting.wcpa_claim import DROP, LEARNT, claim_table
 
@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-md", required=True)
     args = parser.parse_args(argv)
     per_run, verdicts = claim_table(args.histories)
-    per_run.to_csv(args.out_csv, index=False)
+    write_csv_atomic(per_run, args.out_csv, index=False)
     lines = [
         "# second_order_lstm Fig. 3: does the attention LSTM learn WCPA faster and more steadily?",
         "",
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     lines += markdown_lines(verdicts) if not verdicts.empty else ["No runs of both models yet."]
     lines += ["", "Per run:", "", *markdown_lines(per_run)] if not per_run.empty else []
-    Path(args.out_md).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(args.out_md, "\n".join(lines) + "\n")
     print(verdicts.to_string() if not verdicts.empty else "no runs of both models")
 
 

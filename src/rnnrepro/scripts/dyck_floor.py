@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from rnnrepro.data import dyck
+from rnnrepro.fileio import write_text_atomic
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -14,15 +15,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, required=True)
     parser.add_argument("--m", type=int, required=True)
     parser.add_argument("--min-length", type=int, required=True)
+    parser.add_argument("--max-length", type=int, required=True)
     parser.add_argument("--splits", nargs="+", required=True, help="files named <split>.txt")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     floors = {}
     for path in args.splits:
-        seqs = dyck.read_sequences(path, k=args.k, m=args.m)
+        seqs = dyck.read_sequences(
+            path, k=args.k, m=args.m, lengths=(args.min_length, args.max_length)
+        )
         floors[Path(path).stem] = dyck.floor_perplexity(seqs, args.k, args.m, args.min_length)
         print(f"{path}: generator perplexity {floors[Path(path).stem]:.4f}")
-    Path(args.out).write_text(json.dumps(floors, indent=2) + "\n")
+    write_text_atomic(args.out, json.dumps(floors, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from rnnrepro.evaluation.dynamic import (
 from rnnrepro.fileio import atomic_open
 from rnnrepro.models import load_model
 from rnnrepro.tasks import map_state
-from rnnrepro.training import catch_signals, save_atomic
+from rnnrepro.training import catch_signals, read_checkpoint, save_atomic
 
 SPLITS = ("val", "test")
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         streams[split] = streams[split][: settings.max_eval_tokens]
     theta0 = {n: p.detach().clone() for n, p in model.named_parameters()}
     key, checkpoint = digest(args), Path(args.checkpoint)
-    saved = torch.load(checkpoint, weights_only=True) if checkpoint.exists() else None
+    saved = read_checkpoint(checkpoint, print)  # an unreadable one is set aside
     if saved is not None and saved["digest"] != key:
         print(f"ignoring {checkpoint}: it belongs to other settings, model, data or code")
         saved = None

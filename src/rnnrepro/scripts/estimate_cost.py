@@ -27,6 +27,7 @@ from rnnrepro.cost import (
     read_throughput,
     summarise,
 )
+from rnnrepro.fileio import atomic_open
 
 # benchmarks/bench_cells.py has no --device option and sets torch.set_num_threads(1).
 BENCH_DEVICE = "CPU, 1 thread (benchmarks/bench_cells.py measures on CPU only)"
@@ -74,7 +75,7 @@ def format_table(rows: list[Summary]) -> str:
 
 
 def write_csv(rows: list[Summary], device: str, path: Path) -> None:
-    with path.open("w", newline="") as f:
+    with atomic_open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["experiment", "jobs", "expected_hours", "upper_bound_hours", "device"])
         for r in rows:

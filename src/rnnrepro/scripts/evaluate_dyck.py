@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-from pathlib import Path
 
 from rnnrepro.data import dyck
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import IDENTITY, run_summary
 from rnnrepro.evaluation.dyck import evaluate_dyck, ldpa_rows, wcpa_support
+from rnnrepro.fileio import atomic_open, write_text_atomic
 from rnnrepro.models import load_model
 
 
@@ -26,6 +26,13 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         default=1,
         help="robust WCPA: the minimum over distances with at least this many events",
+    )
+    parser.add_argument(
+        "--dyck-lengths",
+        type=int,
+        nargs=2,
+        metavar=("MIN", "MAX"),
+        help="the splits' length bounds: a line outside them is refused",
     )
     parser.add_argument("--scale", required=True, help="the config scale, for the record")
     parser.add_argument("--device", default="auto")
@@ -44,10 +51,11 @@ def main(argv: list[str] | None = None) -> None:
         **run_summary(args.model, record),
         "reading": args.reading,
         "scale": args.scale,
+        "eval_device": device.type,
     }
     rows = []
     for split, path in (("val", args.val), ("test", args.test)):
-        seqs = dyck.read_sequences(path, k=k, m=m)
+        seqs = dyck.read_sequences(path, k=k, m=m, lengths=args.dyck_lengths)
         result = evaluate_dyck(
             model,
             seqs,
@@ -66,8 +74,8 @@ def main(argv: list[str] | None = None) -> None:
         identity = {key: metrics[key] for key in IDENTITY}
         rows += [{**identity, "split": split, **row} for row in ldpa_rows(result.ldpa)]
         print(f"{split}: {metrics[split]}")
-    Path(args.out_metrics).write_text(json.dumps(metrics, indent=2) + "\n")
-    with open(args.out_ldpa, "w", newline="") as f:
+    write_text_atomic(args.out_metrics, json.dumps(metrics, indent=2) + "\n")
+    with atomic_open(args.out_ldpa, "w", newline="") as f:
         columns = [*IDENTITY, "split", "distance", "correct", "total", "accuracy"]
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()

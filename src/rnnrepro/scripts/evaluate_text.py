@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-from pathlib import Path
 
 from rnnrepro.data import text
 from rnnrepro.data.batching import read_stream
@@ -21,6 +20,7 @@ from rnnrepro.evaluation.text import (
     position_loss,
     prediction_examples,
 )
+from rnnrepro.fileio import atomic_open, write_text_atomic
 from rnnrepro.models import load_model
 from rnnrepro.tasks import encode
 
@@ -48,7 +48,12 @@ def main(argv: list[str] | None = None) -> None:
     index = {token: i for i, token in enumerate(vocab)}
     eos_id = index.get("<eos>")
     lengths = text.token_char_lengths(vocab)
-    metrics = {**run_summary(args.model, record), "run": run, "scale": args.scale}
+    metrics = {
+        **run_summary(args.model, record),
+        "run": run,
+        "scale": args.scale,
+        "eval_device": device.type,
+    }
     if framing == "stream":  # the whole split as one stream, state carried (MODELS §7.1)
         training = run["training"]
         columns = {"val": training.get("eval_batch_size", 10)}
@@ -58,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
             result = evaluate_stream(model, ids, columns[split], training["bptt"], device)
             metrics[split] = result.as_dict(metric)
             print(f"{split}: {metrics[split]}", flush=True)
-        Path(args.out_metrics).write_text(json.dumps(metrics, indent=2) + "\n")
+        write_text_atomic(args.out_metrics, json.dumps(metrics, indent=2) + "\n")
         return
     test = encode(text.read_token_file(args.test), index, args.test)
     if args.out_metrics:
@@ -67,16 +72,16 @@ def main(argv: list[str] | None = None) -> None:
             result = evaluate_text(model, sequences, framing, lengths, eos_id, device=device)
             metrics[split] = result.as_dict(metric)
             print(f"{split}: {metrics[split]}", flush=True)
-        Path(args.out_metrics).write_text(json.dumps(metrics, indent=2) + "\n")
+        write_text_atomic(args.out_metrics, json.dumps(metrics, indent=2) + "\n")
     if args.out_positions:
         rows = position_loss(model, test, vocab, device=device)
-        with open(args.out_positions, "w", newline="") as f:
+        with atomic_open(args.out_positions, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=["position", "bits", "count"])
             writer.writeheader()
             writer.writerows(rows)
     if args.out_examples:
         examples = prediction_examples(model, test, vocab, args.examples, device)
-        Path(args.out_examples).write_text(json.dumps(examples, indent=2) + "\n")
+        write_text_atomic(args.out_examples, json.dumps(examples, indent=2) + "\n")
 
 
 if __name__ == "__main__":

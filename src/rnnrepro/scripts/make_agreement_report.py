@@ -13,7 +13,7 @@ import argparse
 
 import pandas as pd
 
-from rnnrepro.fileio import atomic_open
+from rnnrepro.fileio import atomic_open, write_csv_atomic
 from rnnrepro.reporting import agreement
 from rnnrepro.reporting.reference import load_reference
 
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     table = agreement.table2(
         summaries, reference, args.accuracy_tolerance, args.ppl_tolerance, args.scale
     )
-    table.to_csv(args.out_table_csv, index=False)
+    write_csv_atomic(table, args.out_table_csv, index=False)
     body = [
         "Accuracy = share of items where the subject's verb number is the more probable (the "
         "`source` column names the items and how they are scored: on Linzen's own test split, "

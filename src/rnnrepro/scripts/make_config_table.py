@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.reporting.configs import config_table
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import markdown_lines
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"no reference rows for paper {args.paper!r}, table {args.table!r}")
     scaled = json.loads(args.scaled) if args.scaled else None
     table = config_table(reference, json.loads(args.settings), args.scale, scaled)
-    table.to_csv(args.out_csv, index=False)
+    write_csv_atomic(table, args.out_csv, index=False)
     counts = table["verdict"].value_counts()
     lines = [
         f"# {args.title}",
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     lines += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()), ""]
     lines += markdown_lines(table)
-    Path(args.out_md).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(args.out_md, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from rnnrepro.devices import select_device
-from rnnrepro.fileio import atomic_open
+from rnnrepro.fileio import atomic_open, load_torch
 from rnnrepro.models import build_model, save_model
 from rnnrepro.procedures import Procedure
 from rnnrepro.tasks import make_task
@@ -43,7 +43,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--train", required=True, help="training sequences")
     parser.add_argument("--val", required=True, help="validation sequences")
     parser.add_argument("--vocab", help="vocabulary file (text datasets)")
-    parser.add_argument("--device", default="auto")
+    parser.add_argument(
+        "--dyck-lengths",
+        type=int,
+        nargs=2,
+        metavar=("MIN", "MAX"),
+        help="a Dyck split's length bounds: a line outside them is refused",
+    )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="not part of the run's identity: a run resumes on another device, and each epoch's "
+        "history row and the model file record where it ran",
+    )
     parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
     parser.add_argument("--checkpoint", required=True, help="resumable per-epoch checkpoint")
     parser.add_argument(
@@ -70,13 +82,23 @@ def write_history(rows: list[dict], path: str, identity: dict) -> None:
 def start_from(model: torch.nn.Module, path: str, run: dict, vocab: list[str]) -> None:
     """Load the weights of a previous stage's model file into ``model`` (same architecture,
     hyper-parameters and vocabulary, else ValueError naming the difference)."""
-    record = torch.load(path, map_location="cpu", weights_only=True)
+    record = load_torch(path)
     for key, ours in (("name", run["architecture"]), ("hparams", run["hparams"]), ("vocab", vocab)):
         if record[key] != ours:
             raise ValueError(
                 f"{path}: its {key} differs from this stage's: {record[key]} != {ours}"
             )
     model.load_state_dict(record["state_dict"])
+
+
+def ran_on(history: list[dict], now: dict) -> dict:
+    """Where the epochs ran, for the model file: ``devices`` (e.g. ["cpu", "cuda"] for a run
+    resumed on a GPU) and ``kernels`` ("native", "python" or both joined by "+"), in order."""
+    rows = history or [now]
+    return {
+        "devices": list(dict.fromkeys(row.get("device", now["device"]) for row in rows)),
+        "kernels": "+".join(dict.fromkeys(row.get("kernels", now["kernels"]) for row in rows)),
+    }
 
 
 def loop_backend() -> str:
@@ -93,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Procedure.from_dict(run["training"])
     device = select_device(args.device)
     torch.set_num_threads(args.threads)
-    task = make_task(run, args.seed, device, args.train, args.val, args.vocab)
+    task = make_task(run, args.seed, device, args.train, args.val, args.vocab, args.dyck_lengths)
 
     seed_everything(args.seed)
     model = build_model(run["architecture"], task.vocab, **run["hparams"]).to(device)
@@ -101,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         start_from(model, args.init, run, task.vocab)
         print(f"starting from {args.init}", flush=True)
         task.files.append(Path(args.init))  # a retrained previous stage restarts this one
-    # which time loops the custom cells run (compiled or Python): part of the resume digest,
-    # since the two round differently
+    # which time loops the custom cells run (compiled or Python): like the device, recorded in
+    # each epoch's history row, not part of the resume digest (the two round differently, so a
+    # run resumed elsewhere is marked, not refused)
     kernels = loop_backend() if device.type == "cpu" else "python"
     print(
         f"{run['architecture']} {run['hparams']}, seed {args.seed}, device {device}, "
@@ -117,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
             settings,
             task,
             args.checkpoint,
-            task.digest(f"{args.code} {kernels}"),
+            task.digest(args.code),
             log=lambda line: print(line, flush=True),
+            tags={"device": device.type, "kernels": kernels},
         )
     except TrainingInterrupted as interrupt:
         print(f"{interrupt}; rerun to resume from {args.checkpoint}", flush=True)
@@ -144,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         train_seconds=result.seconds,
         stopped_because=result.stopped_because,
         diverged=result.diverged,
-        kernels=kernels,
+        **ran_on(result.history, {"device": device.type, "kernels": kernels}),
         init=args.init,
         params={"total": model.num_parameters(), "recurrent": model.recurrent_parameters()},
     )
