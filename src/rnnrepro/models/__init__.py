@@ -83,18 +83,23 @@ def save_model(
     )
 
 
-def load_model(path, map_location: str = "cpu") -> tuple[RecurrentLM, dict]:
-    """Rebuild a model saved by ``save_model``; returns (model in eval mode, the saved record).
-    An unreadable file is an ``UnreadableFile`` naming it and the command that remakes it."""
+def read_model_file(path, map_location: str = "cpu") -> dict:
+    """The record ``save_model`` wrote; an unreadable file is an ``UnreadableFile`` naming it
+    and the command that remakes it."""
     from rnnrepro.fileio import UnreadableFile, load_torch
 
     try:
-        record = load_torch(path, map_location)
+        return load_torch(path, map_location)
     except UnreadableFile as error:
         raise UnreadableFile(
             f"{error}. Remake it from the directory Snakemake runs in: snakemake {path} "
             "--force --cores 1 (its training resumes from its checkpoint, or starts again)"
         ) from None
+
+
+def load_model(path, map_location: str = "cpu") -> tuple[RecurrentLM, dict]:
+    """Rebuild a model saved by ``save_model``; returns (model in eval mode, the saved record)."""
+    record = read_model_file(path, map_location)
     model = build_model(record["name"], record["vocab"], **record["hparams"])
     model.load_state_dict(record["state_dict"])
     model.eval()

@@ -16,8 +16,8 @@ from pathlib import Path
 import torch
 
 from rnnrepro.devices import select_device
-from rnnrepro.fileio import atomic_open, load_torch
-from rnnrepro.models import build_model, save_model
+from rnnrepro.fileio import atomic_open
+from rnnrepro.models import build_model, read_model_file, save_model
 from rnnrepro.procedures import Procedure
 from rnnrepro.tasks import make_task
 from rnnrepro.training import (
@@ -82,7 +82,7 @@ def write_history(rows: list[dict], path: str, identity: dict) -> None:
 def start_from(model: torch.nn.Module, path: str, run: dict, vocab: list[str]) -> None:
     """Load the weights of a previous stage's model file into ``model`` (same architecture,
     hyper-parameters and vocabulary, else ValueError naming the difference)."""
-    record = load_torch(path)
+    record = read_model_file(path)
     for key, ours in (("name", run["architecture"]), ("hparams", run["hparams"]), ("vocab", vocab)):
         if record[key] != ours:
             raise ValueError(
