@@ -83,7 +83,8 @@ def load_torch(path: str | os.PathLike, map_location="cpu"):
     except FileNotFoundError:
         raise
     except Exception as error:  # torch raises RuntimeError, EOFError, UnpicklingError, KeyError…
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        # the first sentence: torch's zip reader appends a paragraph of advice
+        reason = str(error).strip().splitlines()[0].split(". ")[0] if str(error).strip() else ""
         raise UnreadableFile(
             f"{path}: unreadable ({type(error).__name__}{': ' + reason if reason else ''})"
         ) from error

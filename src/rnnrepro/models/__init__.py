@@ -92,8 +92,9 @@ def read_model_file(path, map_location: str = "cpu") -> dict:
         return load_torch(path, map_location)
     except UnreadableFile as error:
         raise UnreadableFile(
-            f"{error}. Remake it from the directory Snakemake runs in: snakemake {path} "
-            "--force --cores 1 (its training resumes from its checkpoint, or starts again)"
+            f"{error}. Remake it: snakemake {path} --force --cores 1, with the --directory and "
+            "--config of the run that made it (its training resumes from its checkpoint, or "
+            "starts again)"
         ) from None
 
 
