@@ -36,10 +36,6 @@ LAYERS = [
 WEIGHT_DROP = 0.5
 
 
-def lstm_params(n_in: int, h: int) -> int:
-    return 4 * h * (n_in + h) + 8 * h
-
-
 def same_size_lstm(n_in: int, params: int) -> int:
     """The hidden size of a one-layer nn.LSTM on ``n_in`` inputs with ``params`` parameters."""
     # 4h² + (4 n_in + 8) h - params = 0

@@ -246,3 +246,19 @@ def test_a_full_disk_leaves_no_partial_model_file(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left on device"):
         save_model(model, dest, "lstm", ["<pad>", "a", "b"], {})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_training_log_holds_progress_lines_not_carriage_returns(
+    data_dir, tmp_path, monkeypatch, capsys
+):
+    """Off a terminal (a job's log file), progress is a line every interval, never a bar."""
+    from rnnrepro import progress
+
+    monkeypatch.setattr(progress.time, "perf_counter", iter(range(0, 10_000, 20)).__next__)
+    assert list(progress.iterate(range(3), "epoch 1", "batches", interval=30.0)) == [0, 1, 2]
+    assert capsys.readouterr().out == "epoch 1: 2 batches, 40 s\nepoch 1: 3 batches, 80 s\n"
+    monkeypatch.undo()
+    for split in ("train", "val"):
+        shutil.copy(data_dir / f"{split}.txt", tmp_path)
+    proc = subprocess.run(train_cmd(tmp_path, "logged"), check=True, capture_output=True, text=True)
+    assert "\r" not in proc.stdout + proc.stderr

@@ -25,7 +25,7 @@ from .data.batching import (
 )
 from .evaluation.dyck import DyckEvalSet, evaluate_dyck
 from .evaluation.text import evaluate_stream, evaluate_text, framing_ids
-from .models.base import RecurrentLM
+from .models.base import RecurrentLM, map_state
 from .objectives import reinforce_loss, sequence_loss
 from .procedures import BatchLoss
 
@@ -251,15 +251,6 @@ class StreamTask(Task):
             model, self.val, self.eval_batch_size, self.bptt, device=self.device
         )
         return {"loss": result.loss, "ppl": math.exp(result.loss)}
-
-
-def map_state(fn, state):
-    """``fn`` applied to every tensor of a (nested tuple/list) recurrent state; None stays."""
-    if isinstance(state, torch.Tensor):
-        return fn(state)
-    if isinstance(state, (tuple, list)):
-        return type(state)(map_state(fn, s) for s in state)
-    return state
 
 
 def encode(sequences: list[list[str]], index: dict[str, int], path: str) -> list[list[int]]:

@@ -17,10 +17,10 @@ from typing import Protocol
 
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from rnnrepro.fileio import UnreadableFile, load_torch, save_torch, set_aside
 from rnnrepro.procedures import BatchLoss, Procedure, WeightAverage
+from rnnrepro.progress import iterate
 
 HISTORY_COLUMNS = (
     "epoch",
@@ -231,9 +231,7 @@ class _Trainer:
         skip, earlier = sums["batches"], sums["seconds"]
         model.set_epoch(epoch)
         model.train()
-        batches = tqdm(
-            self.task.batches(epoch), desc=f"epoch {epoch + 1}", mininterval=30, leave=False
-        )
+        batches = iterate(self.task.batches(epoch), f"epoch {epoch + 1}", units="batches")
         for index, batch in enumerate(batches):
             if procedure.max_batches is not None and index >= procedure.max_batches:
                 break

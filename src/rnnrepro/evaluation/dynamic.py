@@ -28,8 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..data.batching import stream_batches
-from ..models.base import RecurrentLM
-from ..tasks import map_state
+from ..models.base import RecurrentLM, map_state
 
 
 @dataclass(frozen=True)

@@ -145,3 +145,12 @@ class RNNModel(RecurrentLM):
         if hasattr(self.body, "recurrent_parameters"):
             return self.body.recurrent_parameters()
         return sum(p.numel() for p in self.body.parameters())
+
+
+def map_state(fn: Callable[[Tensor], Tensor], state):
+    """``fn`` applied to every tensor of a (nested tuple/list) recurrent state; None stays."""
+    if isinstance(state, Tensor):
+        return fn(state)
+    if isinstance(state, (tuple, list)):
+        return type(state)(map_state(fn, s) for s in state)
+    return state

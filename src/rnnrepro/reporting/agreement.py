@@ -16,7 +16,6 @@ import pandas as pd
 from rnnrepro.fileio import write_text_atomic
 from rnnrepro.reporting.tables import compare, format_spread, markdown_lines, scaled_verdict
 
-CELLS = [f"acc_attr{k}" for k in range(6)] + ["acc_overall"]
 SCORING = {
     "subj_agr_filtered.text": "the verb's two forms",
     "agreement.tsv": "the verb and its re-inflection",

@@ -33,7 +33,7 @@ from rnnrepro.evaluation.dynamic import (
 )
 from rnnrepro.fileio import atomic_open
 from rnnrepro.models import load_model
-from rnnrepro.tasks import map_state
+from rnnrepro.models.base import map_state
 from rnnrepro.training import catch_signals, read_checkpoint, save_atomic
 
 SPLITS = ("val", "test")

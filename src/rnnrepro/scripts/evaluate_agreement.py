@@ -29,7 +29,6 @@ from itertools import islice
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_identity
@@ -44,6 +43,7 @@ from rnnrepro.evaluation.agreement import (
 from rnnrepro.evaluation.scored_model import add_scored_model_arguments, scored_model_path
 from rnnrepro.fileio import atomic_open
 from rnnrepro.models import load_model
+from rnnrepro.progress import progress
 
 CHUNK = 100_000  # items scored and written at a time
 SUMMARY_COLUMNS = ["source", "attractors", "homogeneous", "skipped", "correct"]
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     # score CHUNK items at a time, appending to the items file (renamed into place at the end)
     with (
         atomic_open(args.out_items, "w", newline="") as f,
-        tqdm(desc="items", unit="item", mininterval=10) as bar,
+        progress("items", units="items", interval=10) as bar,
     ):
         for n, chunk in enumerate(batched(items, CHUNK)):
             records = score_items(model, chunk, vocab, pairs, args.batch_size, device, bar.update)

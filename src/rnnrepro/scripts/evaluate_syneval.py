@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-from tqdm import tqdm
-
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_identity
 from rnnrepro.evaluation.syneval import read_pairs, score_pairs
 from rnnrepro.fileio import atomic_open
 from rnnrepro.models import load_model
+from rnnrepro.progress import progress
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -34,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     model.to(device)
     model.set_hard(True)  # the attention LSTM is tested at "arbitrarily low" temperature
     pairs = read_pairs(args.pairs, args.max_pairs)
-    with tqdm(desc="sentences", unit="sent", mininterval=10) as bar:
+    with progress("sentences", units="sentences", interval=10) as bar:
         table = score_pairs(
             model, pairs, record["vocab"], args.batch_size, device, progress=bar.update
         )

@@ -111,7 +111,7 @@ def loop_backend() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    run = json.loads(args.run)
+    run, identity = json.loads(args.run), json.loads(args.identity)
     settings = Procedure.from_dict(run["training"])
     device = select_device(args.device)
     torch.set_num_threads(args.threads)
@@ -148,12 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{interrupt}; rerun to resume from {args.checkpoint}", flush=True)
         return 128 + interrupt.signum
     except NonFiniteLoss as error:
-        name = "/".join(str(v) for v in json.loads(args.identity).values()) or "run"
+        name = "/".join(str(v) for v in identity.values()) or "run"
         print(f"train: error: {name}: non-finite {error}; the run is stopped", flush=True)
         return 1
     model.load_state_dict(best_state)
     Path(args.out_model).parent.mkdir(parents=True, exist_ok=True)
-    write_history(result.history, args.out_history, json.loads(args.identity))
+    write_history(result.history, args.out_history, identity)
     save_model(
         model.cpu(),
         args.out_model,
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         task.vocab,
         run["hparams"],
         run=run,
-        identity=json.loads(args.identity),
+        identity=identity,
         seed=args.seed,
         epochs=len(result.history),
         best_epoch=result.best_epoch,
