@@ -142,7 +142,7 @@ def test_a_killed_job_resumes_to_the_same_numbers(job, monkeypatch):
     assert status == 0 and whole["stage"] == "dynamic_eval"
     assert whole["evaluated_stage"] == "finetune" and math.isfinite(whole["test"]["ppl"])
     saves = []
-    real_save = script.save_atomic
+    real_save = script.save_torch
 
     def save_then_die(obj, path):  # killed right after the 3rd checkpoint (mid validation)
         real_save(obj, path)
@@ -150,11 +150,11 @@ def test_a_killed_job_resumes_to_the_same_numbers(job, monkeypatch):
         if len(saves) == 3:
             raise Killed
 
-    monkeypatch.setattr(script, "save_atomic", save_then_die)
+    monkeypatch.setattr(script, "save_torch", save_then_die)
     with pytest.raises(Killed):
         job("resumed.json", "resumed.ckpt", **{"save-every": 0})
     assert saves == [None, 1, 2]  # statistics, then after windows 1 and 2 of validation
-    monkeypatch.setattr(script, "save_atomic", real_save)
+    monkeypatch.setattr(script, "save_torch", real_save)
     status, resumed = job("resumed.json", "resumed.ckpt", **{"save-every": 0})
     assert status == 0
     for split in ("val", "test"):

@@ -52,11 +52,6 @@ def seed_everything(seed: int) -> None:
     torch.use_deterministic_algorithms(True, warn_only=True)
 
 
-def save_atomic(obj, path: str | os.PathLike) -> None:
-    """``torch.save`` to a temporary file then rename: a partial file never looks complete."""
-    save_torch(obj, path)
-
-
 def read_checkpoint(path: Path, log: Callable[[str], None]) -> dict | None:
     """A checkpoint's contents; None when there is none, or when it cannot be read (truncated,
     corrupt, not weights only): then it is set aside (``fileio.set_aside``), with a log line
@@ -193,7 +188,7 @@ class _Trainer:
         return bool(state["finished"])
 
     def save(self, epochs_done: int, partial: dict | None = None) -> None:
-        save_atomic(
+        save_torch(
             {
                 "digest": self.digest,
                 "epoch": epochs_done,

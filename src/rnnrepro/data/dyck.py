@@ -179,6 +179,18 @@ def write_sequences(path: str | os.PathLike, seqs: Iterable[Sequence[str]]) -> N
             f.write(" ".join(seq) + "\n")
 
 
+def add_lengths_argument(parser) -> None:
+    """``--dyck-lengths MIN MAX`` on an argparse parser: the bounds a Dyck split was generated
+    with, so that ``read_sequences`` refuses a line outside them."""
+    parser.add_argument(
+        "--dyck-lengths",
+        type=int,
+        nargs=2,
+        metavar=("MIN", "MAX"),
+        help="the splits' length bounds: a line outside them is refused",
+    )
+
+
 def read_sequences(
     path: str | os.PathLike,
     k: int | None = None,

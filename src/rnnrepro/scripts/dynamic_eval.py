@@ -31,10 +31,10 @@ from rnnrepro.evaluation.dynamic import (
     gradient_statistics,
     summary,
 )
-from rnnrepro.fileio import atomic_open
+from rnnrepro.fileio import atomic_open, save_torch
 from rnnrepro.models import load_model
 from rnnrepro.models.base import map_state
-from rnnrepro.training import catch_signals, read_checkpoint, save_atomic
+from rnnrepro.training import catch_signals, read_checkpoint
 
 SPLITS = ("val", "test")
 
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"gradient statistics on {len(streams['train'])} training tokens", flush=True)
             ms = gradient_statistics(model, streams["train"], settings, device)
             saved = {"digest": key, "ms": ms, "results": {}, "split": None, "seconds": 0.0}
-            save_atomic(saved, checkpoint)
+            save_torch(saved, checkpoint)
         else:
             print(f"resuming from {checkpoint}: done {sorted(saved['results'])}", flush=True)
         ms = {n: m.to(device) for n, m in saved["ms"].items()}
@@ -136,14 +136,14 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 saved["seconds"] += time.perf_counter() - started
                 started = time.perf_counter()
-                save_atomic(saved, checkpoint)
+                save_torch(saved, checkpoint)
                 print(f"{split}: checkpoint after {progress.windows} windows", flush=True)
                 if received:
                     print(f"interrupted; rerun to resume from {checkpoint}", flush=True)
                     return 128 + received[0]
             saved["results"][split] = summary(progress)
             saved["split"] = None
-            save_atomic(saved, checkpoint)
+            save_torch(saved, checkpoint)
             print(f"{split}: {saved['results'][split]}", flush=True)
     saved["seconds"] += time.perf_counter() - started
     metrics = {

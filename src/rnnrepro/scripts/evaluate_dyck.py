@@ -27,13 +27,7 @@ def main(argv: list[str] | None = None) -> None:
         default=1,
         help="robust WCPA: the minimum over distances with at least this many events",
     )
-    parser.add_argument(
-        "--dyck-lengths",
-        type=int,
-        nargs=2,
-        metavar=("MIN", "MAX"),
-        help="the splits' length bounds: a line outside them is refused",
-    )
+    dyck.add_lengths_argument(parser)
     parser.add_argument("--scale", required=True, help="the config scale, for the record")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--out-metrics", required=True)

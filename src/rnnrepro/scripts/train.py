@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from rnnrepro.data import dyck
 from rnnrepro.devices import select_device
 from rnnrepro.fileio import atomic_open
 from rnnrepro.models import build_model, read_model_file, save_model
@@ -43,13 +44,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--train", required=True, help="training sequences")
     parser.add_argument("--val", required=True, help="validation sequences")
     parser.add_argument("--vocab", help="vocabulary file (text datasets)")
-    parser.add_argument(
-        "--dyck-lengths",
-        type=int,
-        nargs=2,
-        metavar=("MIN", "MAX"),
-        help="a Dyck split's length bounds: a line outside them is refused",
-    )
+    dyck.add_lengths_argument(parser)
     parser.add_argument(
         "--device",
         default="auto",
