@@ -25,9 +25,9 @@ import pandas as pd
 import torch
 
 from rnnrepro.data import text
+from rnnrepro.data.text import encode
 from rnnrepro.evaluation.text import scored_targets
 from rnnrepro.models import load_model
-from rnnrepro.tasks import encode
 
 
 def readings(model_file: Path, test: Path) -> dict:

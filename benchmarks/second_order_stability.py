@@ -35,10 +35,11 @@ import torch
 from torch import nn
 
 from rnnrepro.data import text
+from rnnrepro.data.text import encode
 from rnnrepro.models import build_model
 from rnnrepro.models.second_order import SecondOrderRNN
 from rnnrepro.procedures import BatchLoss
-from rnnrepro.tasks import TextTask, encode
+from rnnrepro.tasks import TextTask
 
 
 def _rms(weight: torch.Tensor) -> float:

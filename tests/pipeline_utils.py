@@ -270,3 +270,14 @@ def write_linzen_full_fixture(directory: Path, rows: int = 400) -> dict:
             "mirror_path": "linzen/agr_50_mostcommon_10K.tsv.gz",
         }
     }
+
+
+def run_track(root: Path, make_config, *targets: str) -> tuple[Path, dict]:
+    """Make ``targets`` in root/work from fixture corpora under root, with the config
+    ``make_config(mirror, sources)`` gives; returns the work directory and the config."""
+    mirror, sources = fixture_mirror(root)
+    config = make_config(str(mirror), str(sources))
+    work = root / "work"
+    work.mkdir()
+    run_snakemake(work, config, *targets)
+    return work, config

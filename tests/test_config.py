@@ -11,6 +11,7 @@ import pytest
 from pipeline_utils import ROOT, base_config, run_snakemake
 
 from rnnrepro import config as cfg
+from rnnrepro.reporting.notes import scale_notes
 
 
 def smoke() -> dict:
@@ -369,7 +370,7 @@ def test_an_experiment_caps_its_own_runs_at_a_reduced_scale():
     assert run["training"]["max_eval_tokens"] == caps["max_eval_tokens"]
     dynamic = cfg.dynamic_eval_settings(config, "major_minor", "ptb_stream", "awd_mmlstm_mos")
     assert dynamic["max_batches"] == caps["max_batches"] and dynamic["lamb"] == 0.07
-    notes = " ".join(cfg.scale_notes(config, "text", "major_minor"))
+    notes = " ".join(scale_notes(config, "text", "major_minor"))
     assert f"at most {caps['max_batches']} batches per epoch" in notes
     assert f"at most {caps['max_epochs']} epochs per run" in notes
     # other experiments keep the scale's own caps
@@ -391,7 +392,7 @@ def test_the_fold1_scale_runs_the_papers_settings_on_one_fold():
     assert run == cfg.run_config(paper, "general_second_order", "ptb_lines_unigram_fold1",
                                  "so_de_tanh")  # fmt: skip
     assert len(cfg.runs(config, "second_order_lstm")) == len(cfg.runs(paper, "second_order_lstm"))
-    (note,) = cfg.scale_notes(config, "text", "general_second_order")
+    (note,) = scale_notes(config, "text", "general_second_order")
     assert "the papers' settings" in note and "folds [1] of 5 only" in note
     assert "no reproduction" not in note
-    assert cfg.scale_notes(config, "dyck") == ["Scale fold1: the papers' settings on this track."]
+    assert scale_notes(config, "dyck") == ["Scale fold1: the papers' settings on this track."]

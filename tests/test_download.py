@@ -24,7 +24,6 @@ from rnnrepro.data.download import (
     DownloadError,
     UnsafePickleError,
     check_plain_pickle,
-    download_url,
     fetch,
     load_plain_pickle,
     partial_path,
@@ -161,34 +160,41 @@ def quiet(*_):
     pass
 
 
-# ----------------------------------------------------------------------------- download_url
+# ----------------------------------------------------------------------------- downloads
 
 
-def test_download_url_ok(server, tmp_path):
+def fetch_url(toy, url: str, dest: Path, sha256: str | None, **kwargs) -> Path:
+    """``fetch`` of a toy entry named ``dest.name`` that downloads ``url`` (with ``sha256``):
+    the HTTP path, its checksums, retries and resume."""
+    toy(dest.name, sha256=sha256, url=url)
+    return fetch("toy", dest.name, dest, **kwargs)
+
+
+def test_download_ok(server, tmp_path, toy):
     body = b"hello world\n"
     server.routes["/a.txt"] = ok(body)
-    dest = download_url(f"{server.url}/a.txt", tmp_path / "d" / "a.txt", sha(body), log=quiet)
+    dest = fetch_url(toy, f"{server.url}/a.txt", tmp_path / "d" / "a.txt", sha(body), log=quiet)
     assert dest.read_bytes() == body
     assert leftovers(tmp_path) == []
 
 
-def test_wrong_bytes_raise_checksum_error_and_leave_nothing(server, tmp_path):
+def test_wrong_bytes_raise_checksum_error_and_leave_nothing(server, tmp_path, toy):
     good, bad = b"the right content\n", b"the wrong content\n"
     server.routes["/a.txt"] = ok(bad)
     dest = tmp_path / "d" / "a.txt"
     with pytest.raises(ChecksumError) as info:
-        download_url(f"{server.url}/a.txt", dest, sha(good), log=quiet, **FAST)
+        fetch_url(toy, f"{server.url}/a.txt", dest, sha(good), log=quiet, **FAST)
     msg = str(info.value)
     assert "a.txt" in msg and sha(good) in msg and sha(bad) in msg and server.url in msg
     assert not dest.exists()
     assert [p.name for p in dest.parent.iterdir()] == [".a.txt.lock"]  # partial file deleted
 
 
-def test_truncated_body_retried_then_clear_error(server, tmp_path):
+def test_truncated_body_retried_then_clear_error(server, tmp_path, toy):
     server.routes["/t.txt"] = truncated(b"0123456789" * 10)
     dest = tmp_path / "d" / "t.txt"
     with pytest.raises(DownloadError, match="truncated") as info:
-        download_url(f"{server.url}/t.txt", dest, None, log=quiet, **FAST)
+        fetch_url(toy, f"{server.url}/t.txt", dest, None, log=quiet, **FAST)
     assert "after 3 attempts" in str(info.value) and "data_mirror" in str(info.value)
     assert server.hits["/t.txt"] == 3
     assert server.ranges["/t.txt"] == [None, "bytes=100-", "bytes=100-"]  # Range ignored
@@ -196,12 +202,12 @@ def test_truncated_body_retried_then_clear_error(server, tmp_path):
     assert partial_path(dest).read_bytes() == b"0123456789" * 10
 
 
-def test_503_twice_then_success(server, tmp_path):
+def test_503_twice_then_success(server, tmp_path, toy):
     body = b"eventually\n"
     server.routes["/r.txt"] = failing(2, body)
     messages: list[str] = []
-    dest = download_url(
-        f"{server.url}/r.txt", tmp_path / "r.txt", sha(body), log=messages.append, **FAST
+    dest = fetch_url(
+        toy, f"{server.url}/r.txt", tmp_path / "r.txt", sha(body), log=messages.append, **FAST
     )
     assert dest.read_bytes() == body
     assert server.hits["/r.txt"] == 3
@@ -209,9 +215,9 @@ def test_503_twice_then_success(server, tmp_path):
     assert sum("503" in m and "retry" in m for m in messages) == 2
 
 
-def test_404_is_not_retried(server, tmp_path):
+def test_404_is_not_retried(server, tmp_path, toy):
     with pytest.raises(DownloadError, match="404"):
-        download_url(f"{server.url}/missing", tmp_path / "m", None, log=quiet, **FAST)
+        fetch_url(toy, f"{server.url}/missing", tmp_path / "m", None, log=quiet, **FAST)
     assert server.hits["/missing"] == 1
     assert leftovers(tmp_path) == [] and not (tmp_path / "m").exists()
 
@@ -232,10 +238,10 @@ def watching(dest: Path, messages: list[str]):
     return log
 
 
-def test_resume_after_connection_closed_early(server, tmp_path):
+def test_resume_after_connection_closed_early(server, tmp_path, toy):
     server.routes["/big.bin"] = ranged(BIG, cut=K)
     dest, messages = tmp_path / "d" / "big.bin", []
-    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
+    fetch_url(toy, f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
     assert dest.read_bytes() == BIG
     assert server.ranges["/big.bin"] == [None, f"bytes={K}-"]
     assert any("truncated body (100000 of 262144 bytes)" in m for m in messages)
@@ -255,51 +261,51 @@ def test_resume_partial_file_left_by_killed_process(server, tmp_path, toy):
     assert leftovers(tmp_path) == []
 
 
-def test_server_ignoring_range_restarts_from_zero(server, tmp_path):
+def test_server_ignoring_range_restarts_from_zero(server, tmp_path, toy):
     server.routes["/big.bin"] = no_range(BIG, cut=K)
     dest, messages = tmp_path / "d" / "big.bin", []
-    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
+    fetch_url(toy, f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
     assert dest.read_bytes() == BIG  # not the first K bytes twice
     assert server.ranges["/big.bin"] == [None, f"bytes={K}-"]
     assert any("ignored the range request" in m for m in messages)
     assert leftovers(tmp_path) == []
 
 
-def test_corrupt_partial_file_is_deleted_and_downloaded_again(server, tmp_path):
+def test_corrupt_partial_file_is_deleted_and_downloaded_again(server, tmp_path, toy):
     """A resumed transfer that fails its checksum is downloaded once more from zero."""
     server.routes["/big.bin"] = ranged(BIG)
     dest, messages = tmp_path / "d" / "big.bin", []
     dest.parent.mkdir()
     partial_path(dest).write_bytes(b"x" * K)
-    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
+    fetch_url(toy, f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, messages), **FAST)
     assert dest.read_bytes() == BIG
     assert server.ranges["/big.bin"] == [f"bytes={K}-", None]
     assert any("sha256 mismatch after resuming" in m for m in messages)
     assert leftovers(tmp_path) == []
 
 
-def test_checksum_error_after_resume_leaves_nothing_to_resume(server, tmp_path):
+def test_checksum_error_after_resume_leaves_nothing_to_resume(server, tmp_path, toy):
     bad = b"y" + BIG[1:]
     server.routes["/big.bin"] = ranged(bad)
     dest = tmp_path / "d" / "big.bin"
     dest.parent.mkdir()
     partial_path(dest).write_bytes(b"x" * K)
     with pytest.raises(ChecksumError):
-        download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, []), **FAST)
+        fetch_url(toy, f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, []), **FAST)
     assert server.ranges["/big.bin"] == [f"bytes={K}-", None]  # only one download from zero
     assert not dest.exists() and leftovers(tmp_path) == []
     server.routes["/big.bin"] = ranged(BIG)
-    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=quiet, **FAST)
+    fetch_url(toy, f"{server.url}/big.bin", dest, sha(BIG), log=quiet, **FAST)
     assert dest.read_bytes() == BIG and server.ranges["/big.bin"][2:] == [None]
 
 
 @pytest.mark.parametrize("complete", [True, False])
-def test_416_checks_the_partial_file(server, tmp_path, complete):
+def test_416_checks_the_partial_file(server, tmp_path, toy, complete):
     server.routes["/big.bin"] = ranged(BIG)
     dest = tmp_path / "d" / "big.bin"
     dest.parent.mkdir()
     partial_path(dest).write_bytes(BIG if complete else BIG[:-1] + b"!")
-    download_url(f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, []), **FAST)
+    fetch_url(toy, f"{server.url}/big.bin", dest, sha(BIG), log=watching(dest, []), **FAST)
     assert dest.read_bytes() == BIG
     expected = [f"bytes={len(BIG)}-"] + ([] if complete else [None])
     assert server.ranges["/big.bin"] == expected
@@ -316,7 +322,7 @@ def test_partial_file_without_digest_is_not_resumed(server, tmp_path, toy):
     assert dest.read_bytes() == BIG and server.ranges["/big.bin"] == [None]
 
 
-def test_progress_lines(server, tmp_path, monkeypatch):
+def test_progress_lines(server, tmp_path, toy, monkeypatch):
     def slow(h, hit):
         h.send_response(200)
         h.send_header("Content-Length", str(len(BIG)))
@@ -330,16 +336,16 @@ def test_progress_lines(server, tmp_path, monkeypatch):
     server.routes["/big.bin"] = slow
     url = f"{server.url}/big.bin"
     messages: list[str] = []
-    download_url(url, tmp_path / "a.bin", sha(BIG), log=messages.append, **FAST)
+    fetch_url(toy, url, tmp_path / "a.bin", sha(BIG), log=messages.append, **FAST)
     progress = [m for m in messages if " MB (" in m]
-    assert progress == ["a.bin: 0.3 of 0.3 MB (100%)"]  # within 5 s: the final line only
+    assert progress == ["toy/a.bin: 0.3 of 0.3 MB (100%)"]  # within 5 s: the final line only
 
     monkeypatch.setattr(download, "PROGRESS_EVERY", 0.0)
     messages.clear()
-    download_url(url, tmp_path / "b.bin", sha(BIG), log=messages.append, **FAST)
+    fetch_url(toy, url, tmp_path / "b.bin", sha(BIG), log=messages.append, **FAST)
     progress = [m for m in messages if " MB (" in m]
-    assert len(progress) >= 3 and progress[-1] == "b.bin: 0.3 of 0.3 MB (100%)"
-    first = re.fullmatch(r"b\.bin: 0\.\d of 0\.3 MB \((\d+)%\)", progress[0])
+    assert len(progress) >= 3 and progress[-1] == "toy/b.bin: 0.3 of 0.3 MB (100%)"
+    first = re.fullmatch(r"toy/b\.bin: 0\.\d of 0\.3 MB \((\d+)%\)", progress[0])
     assert first and int(first[1]) < 100
 
 

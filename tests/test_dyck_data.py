@@ -87,6 +87,8 @@ def test_next_token_distribution_cases():
     assert next_token_distribution([], 3, 2, 4, 1) == {"(a": 0.25, "(b": 0.25, "<end>": 0.5}
     assert next_token_distribution([0, 1], 2, 2, 4, 1) == {"(a": 0.25, "(b": 0.25, "b)": 0.5}
     assert next_token_distribution([0, 1, 1, 0], 4, 2, 4, 1) == {"a)": 1.0}
+    with pytest.raises(TypeError):  # shared by every state alike: read-only
+        next_token_distribution([], 0, 2, 4, 1)["(a"] = 1.0
 
 
 def test_sequence_log_prob_and_floor_by_hand():

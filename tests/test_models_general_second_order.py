@@ -17,13 +17,7 @@ VOCAB = [f"c{i}" for i in range(9)]
 V = len(VOCAB)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: intra-op threads only add synchronisation."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (conftest.one_thread)
 
 
 def tokens(T: int = 6, B: int = 3) -> torch.Tensor:

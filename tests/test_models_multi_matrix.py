@@ -15,13 +15,7 @@ from rnnrepro.models.multiplicative import MultiplicativeRecurrence
 VOCAB = [f"w{i}" for i in range(11)]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: intra-op threads only add synchronisation (10x slower on a busy machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (conftest.one_thread)
 
 
 LM_CONFIGS = [

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import base_config, fixture_mirror, run_snakemake
+from pipeline_utils import base_config, run_snakemake, run_track
 
 pytestmark = pytest.mark.slow
 RUNS = "results/runs/major_minor"
@@ -29,13 +29,7 @@ def major_minor_config(mirror: str, sources: str) -> dict:
 
 @pytest.fixture(scope="module")
 def track(tmp_path_factory):
-    root = tmp_path_factory.mktemp("major_minor")
-    mirror, sources = fixture_mirror(root)
-    config = major_minor_config(str(mirror), str(sources))
-    work = root / "work"
-    work.mkdir()
-    run_snakemake(work, config, "major_minor")
-    return work, config
+    return run_track(tmp_path_factory.mktemp("major_minor"), major_minor_config, "major_minor")
 
 
 def dry_run_jobs(work, config) -> dict[str, int]:

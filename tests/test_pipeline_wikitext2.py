@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import base_config, fixture_mirror, run_snakemake
+from pipeline_utils import base_config, run_snakemake, run_track
 
 from rnnrepro import config as cfg
 
@@ -48,13 +48,8 @@ FINETUNED = "results/runs/second_order_lstm/wikitext2/lstm/seed1/finetune"
 
 @pytest.fixture(scope="module")
 def wt2_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("wt2")
-    mirror, sources = fixture_mirror(root)
-    config = wikitext2_config(str(mirror), str(sources))
-    work = root / "work"
-    work.mkdir()
-    run_snakemake(work, config, "wikitext2", f"{FINETUNED}/metrics.json", SEARCH, PTB_STREAM)
-    return work, config
+    targets = ("wikitext2", f"{FINETUNED}/metrics.json", SEARCH, PTB_STREAM)
+    return run_track(tmp_path_factory.mktemp("wt2"), wikitext2_config, *targets)
 
 
 PTB_STREAM = "results/data/ptb_stream/train.txt"

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from rnnrepro.procedures import BatchLoss, DecayOnIncrease, Procedure
-from rnnrepro.training import NonFiniteLoss, train
+from rnnrepro.training import NonFiniteLoss, Task, history_columns_for, train
 
 
 class Counter(nn.Module):
@@ -49,23 +49,16 @@ def run(tmp_path, val_losses, train_losses=None, **settings):
     return result, best, model
 
 
-class ScriptedTask:
+class ScriptedTask(Task):
     """One batch per epoch; loss and validation from the test's script; no carried state."""
+
+    history_columns = history_columns_for(())
 
     def __init__(self, batch_loss, evaluate):
         self.batch_loss, self.evaluate = batch_loss, evaluate
 
-    def start_epoch(self, epoch):
-        pass
-
     def batches(self, epoch):
         return [None]
-
-    def state_dict(self):
-        return {}
-
-    def load_state_dict(self, state):
-        pass
 
 
 def test_patience_stops_and_keeps_the_best_epoch(tmp_path):
@@ -342,3 +335,22 @@ def test_validation_temperature_is_a_reading_of_the_procedure(
           digest="test", log=lambda line: None)  # fmt: skip
     assert seen == {"train": [False] * 3, "val": [hard_in_validation] * 3}
     assert model.hard is False
+
+
+def test_history_rows_have_the_tasks_columns(tmp_path):
+    """The loop fills the columns the task declares: its own, and each val_<metric> from the
+    task's validation metrics (None when it reports no such metric), then the tags."""
+    task = ScriptedTask(lambda m, batch: (-m.w, 1), lambda m: {"loss": 1.0, "acc": 0.5})
+    task.history_columns = history_columns_for(("acc", "bpc"))
+    settings = Procedure(lr=0.1, batch_size=1, max_epochs=1, early_stopping_patience=9)
+    tags = {"device": "cpu"}
+    result, _ = train(Counter(), settings, task, tmp_path / "a.pt", "a", lambda _: None, tags)
+    (row,) = result.history
+    assert list(row) == [
+        "epoch", "train_loss", "val_loss", "val_acc", "val_bpc", "temperature", "lr", "seconds",
+        "device",
+    ]  # fmt: skip
+    assert row["val_acc"] == 0.5 and row["val_bpc"] is None and row["temperature"] is None
+    task.history_columns = ("epoch", "accuracy")
+    with pytest.raises(ValueError, match="'accuracy'"):
+        train(Counter(), settings, task, tmp_path / "b.pt", "b", lambda _: None)

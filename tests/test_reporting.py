@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 import torch
 
+from rnnrepro import papers
 from rnnrepro.data.dyck import read_sequences
 from rnnrepro.models import build_model, save_model
+from rnnrepro.papers import Ordering
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
     final_training_epoch,
@@ -21,7 +23,7 @@ from rnnrepro.reporting.analysis import (
     principal_angles,
 )
 from rnnrepro.reporting.figures import FIGURES, read_runs
-from rnnrepro.reporting.orderings import ORDERINGS, Ordering, check_orderings, orderings_for
+from rnnrepro.reporting.orderings import check_orderings
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import build_table, collect_metrics, describe_readings, write_table
 
@@ -582,14 +584,16 @@ def test_make_table_cli_notes_and_tolerances(tmp_path):
     assert "Tolerances for a match: params 0.05 (relative), bpc 0.05 (relative)." in text
     assert "ppl" not in text.split("Tolerances for a match:")[1].splitlines()[0]
     orderings = text.split("## Orderings the paper states")[1]
-    assert orderings.count("| missing |") == len(orderings_for("general_second_order", None))
+    assert orderings.count("| missing |") == len(papers.orderings("general_second_order", None))
 
 
 def test_orderings_hold_on_the_papers_numbers():
     """Every stated ordering is true of the paper's own numbers (else check_orderings raises)."""
-    for paper, label in ORDERINGS:
-        table = build_table(load_reference(paper, label), pd.DataFrame(), {})
-        checked = check_orderings(orderings_for(paper, [label]), table)
+    declared = [o for o in papers.outputs().values() if o.orderings]
+    assert declared  # general_second_order Table 1
+    for output in declared:
+        table = build_table(load_reference(output.paper, list(output.labels)), pd.DataFrame(), {})
+        checked = check_orderings(output.orderings, table)
         assert (checked["paper margin"] > 0).all()
         assert set(checked["verdict"]) == {"missing"}
 
@@ -607,7 +611,8 @@ def test_orderings_on_reproduced_means(tmp_path):
         for m, v in bpc.items()
     ]
     table = build_table(reference, collect_metrics(paths), {})
-    checked = check_orderings(orderings_for("general_second_order", ["Table 1"]), table, {"fold1"})
+    declared = papers.orderings("general_second_order", ["Table 1"])
+    checked = check_orderings(declared, table, {"fold1"})
     checked = checked.set_index("ordering")
     failing = [
         "every second-order model beats the first-order RNN",
@@ -700,13 +705,14 @@ def test_general_second_order_figures_write_png(tmp_path, kind):
 
 
 def test_ratio_figure_reads_ratio_from_metrics(tmp_path):
-    from rnnrepro.reporting.figures import ratio_from_model, read_metrics
+    from rnnrepro.reporting.figures import read_metrics
 
     df = read_metrics(general_second_order_ratio_inputs(tmp_path))
     assert sorted(df["ratio"].unique()) == [0.1, 0.2, 0.5, 1, 2, 5, 10, 20]
     assert set(df["family"]) == {"ptb_lines_unigram", "ptb_lines_bigram"}
-    assert ratio_from_model("ratio_0_5") == 0.5 and ratio_from_model("ratio_20") == 20
-    assert ratio_from_model("so_tanh") is None
+    # the ratio is the parameter budget's, never read from a model's name
+    metrics = [p for p in general_second_order_best_inputs(tmp_path) if p.name == "metrics.json"]
+    assert read_metrics(metrics)["ratio"].isna().all()
 
 
 def test_best_run_selection_for_position_loss_and_examples(tmp_path):

@@ -23,6 +23,16 @@ def write(path, content):
     return path
 
 
+def read_written(out_dir):
+    """The splits and vocabulary a ``prepare_text`` command wrote, read as a training job reads
+    them, every token checked against the vocabulary."""
+    vocab = text.read_vocab(out_dir / "vocab.txt")
+    splits = {name: text.read_token_file(out_dir / f"{name}.txt") for name in text.SPLITS}
+    for name, seqs in splits.items():
+        text.check_in_vocab(seqs, vocab, out_dir / f"{name}.txt")
+    return splits, vocab
+
+
 @pytest.fixture
 def raw(tmp_path):
     files = {}
@@ -108,7 +118,7 @@ def test_cli_ptb_round_trip(tmp_path, raw, capsys):
     )
     assert (out / "train.txt").read_text() == "t h e _\n"
     assert (out / "val.txt").read_text() == "t h e _ c a t\n"
-    splits, vocab = text.read_dataset(out)
+    splits, vocab = read_written(out)
     full_vocab = text.build_vocab(text.read_ptb(raw["char", "train"], "char"))
     assert vocab == full_vocab  # built from the full, unsliced train split
     assert splits["test"] == [list("the_<unk>")]
@@ -134,7 +144,8 @@ def test_unigram_and_bigram_tokens():
 
 
 def test_closed_vocabularies_and_char_lengths():
-    uni, bi = text.closed_vocab("unigram"), text.closed_vocab("bigram")
+    lines = ["the state of it", "a cat"]
+    (_, uni), (_, bi) = (text.prepare_fold(lines, t, 0, k=2) for t in ("unigram", "bigram"))
     assert len(uni) == 27 and uni[0] == "_" and uni[1:3] == ["a", "b"]
     assert len(bi) == 703 == len(set(bi)) and bi[:27] == uni and bi[27:29] == ["aa", "ab"]
     assert text.token_char_lengths(["<eos>", "_", "a", "st"]) == [1, 1, 1, 2]
@@ -173,12 +184,12 @@ def test_lines_and_folds_cli(tmp_path, capsys):
     out = tmp_path / "fold"
     args = ["folds", "--lines", str(lines_path), "--fold", "1", "--seed", "7", "--out-dir"]
     prepare_text.main([*args, str(out), "--tokenization", "bigram"])
-    splits, vocab = text.read_dataset(out)
+    splits, vocab = read_written(out)
     assert len(vocab) == 703 and [len(splits[s]) for s in text.SPLITS] == [7, 1, 2]
     expected = {" ".join(text.bigram_tokens(line)) for line in lines}
     assert {" ".join(s) for seqs in splits.values() for s in seqs} == expected
     prepare_text.main([*args, str(out), "--tokenization", "unigram", "--train-lines", "2"])
-    splits, vocab = text.read_dataset(out)
+    splits, vocab = read_written(out)
     assert len(vocab) == 27 and len(splits["train"]) == 2
 
 

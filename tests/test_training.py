@@ -262,3 +262,47 @@ def test_a_training_log_holds_progress_lines_not_carriage_returns(
         shutil.copy(data_dir / f"{split}.txt", tmp_path)
     proc = subprocess.run(train_cmd(tmp_path, "logged"), check=True, capture_output=True, text=True)
     assert "\r" not in proc.stdout + proc.stderr
+
+
+# The columns of each task kind's history.csv after the run's identity, as written before the
+# kinds declared them (tasks.HISTORY_METRICS): the same for every kind; the validation metrics
+# a kind does not report are empty columns.
+HISTORY_COLUMNS = [
+    "epoch", "train_loss", "val_loss", "val_ppl", "val_wcpa", "val_robust_wcpa", "val_bpc",
+    "temperature", "lr", "seconds",
+]  # fmt: skip
+EMPTY_METRICS = {
+    "dyck": ["val_bpc"],
+    "sentences": ["val_ppl", "val_wcpa", "val_robust_wcpa"],  # a bpc family
+    "stream": ["val_wcpa", "val_robust_wcpa", "val_bpc"],
+}
+
+
+@pytest.mark.parametrize("kind", ["dyck", "sentences", "stream"])
+def test_each_task_kind_writes_its_history_columns(tmp_path, kind):
+    from rnnrepro.data import text
+    from rnnrepro.tasks import TASKS
+
+    assert list(TASKS[kind].history_columns) == HISTORY_COLUMNS
+    run = {**RUN, "task": kind, "training": {**RUN["training"], "max_epochs": 2}}
+    if kind == "dyck":
+        for split, seed in (("train", 1), ("val", 2)):
+            dyck.write_sequences(tmp_path / f"{split}.txt", dyck.generate(16, 2, 4, 4, 12, seed))
+        data = []
+    else:
+        lines = [[f"w{(i + j) % 9}" for j in range(3 + i % 4)] for i in range(16)]
+        text.write_dataset(tmp_path, dict.fromkeys(text.SPLITS, lines), text.build_vocab(lines))
+        data = ["--vocab", str(tmp_path / "vocab.txt")]
+        framing, metric = ("eos", "bpc") if kind == "sentences" else ("stream", "ppl")
+        run["text"] = {"framing": framing, "metric": metric}
+        if kind == "stream":
+            run["training"]["bptt"] = 5
+    identity = {"experiment": "e", "dataset": kind, "model": "m", "seed": 7, "stage": "train"}
+    cmd = train_cmd(tmp_path, "run")
+    cmd[cmd.index("--run") + 1] = json.dumps(run)
+    subprocess.run([*cmd, "--identity", json.dumps(identity), *data], check=True)
+    history = pd.read_csv(tmp_path / "run" / "history.csv")
+    assert list(history.columns) == [*identity, *HISTORY_COLUMNS, "device", "kernels"]
+    assert len(history) == 2
+    empty = [column for column in HISTORY_COLUMNS if history[column].isna().all()]
+    assert empty == EMPTY_METRICS[kind]

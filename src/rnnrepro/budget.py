@@ -5,7 +5,7 @@ the Snakefile uses it to build the DAG).
 ``rnnrepro.models.build_model(architecture, vocab, **hparams)`` with ``len(vocab) == vocab_size``
 (the tests check every formula against ``model.num_parameters()``). With V the vocabulary,
 e the embedding size, h the hidden size, m the inner size, L layers, K choices, in_l the input
-size of layer l (e for l = 1, h above), every seed-001 model being Embedding(V, e) -> layers ->
+size of layer l (e for l = 1, h above), every multi_matrix model being Embedding(V, e) -> layers ->
 Linear(h, V) with bias, i.e. V·e + Σ_l layer_l + (h·V + V):
 
     rnn     layer = h·in + h² + 2h                      (nn.RNN: two bias vectors)
@@ -15,7 +15,7 @@ Linear(h, V) with bias, i.e. V·e + Σ_l layer_l + (h·V + V):
     mmrnn   layer = K·h² + h·in + h + K(K + h + in)     (MODELS §2.3)
     mmlstm  layer = 4 (K·h² + h·in + h + K(K + h + in)) (MODELS §2.4)
 
-Seed 003 (one-hot inputs, no embedding; MODELS §4.3):
+general_second_order (one-hot inputs, no embedding; MODELS §4.3):
 
     second_order_rnn  h·m + m·V + m·h + δ_D h·V + δ_E h² + h + V·h + V
     first_order_rnn   h² + (2V + 1)h + V

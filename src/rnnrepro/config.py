@@ -3,39 +3,26 @@
 The config file is validated against ``workflow/schemas/config.schema.yaml`` first; ``check`` then
 verifies what a JSON schema cannot (cross references), raising ``ConfigError`` naming the key.
 
-Dataset families (``experiments.<name>.datasets``) expand to dataset names at the selected scale:
-
-- ``dyck``               -> ``dyck_m<m>`` for every m of the scale (generated, seed 000/001)
-- ``ptb_char``           -> ``ptb_char`` (Mikolov's character PTB, one sentence per sequence)
-- ``ptb_word``           -> ``ptb_word`` (Mikolov's word PTB, one sentence per sequence)
-- ``ptb_char_cut``       -> ``ptb_char_cut<C>`` for every cutoff C (seed 001 §6.1)
-- ``ptb_lines_unigram``  -> ``ptb_lines_unigram_fold<k>`` for every fold k of the scale (seed 003)
-- ``ptb_lines_bigram``   -> ``ptb_lines_bigram_fold<k>``
-- ``wikitext2``          -> ``wikitext2`` (WikiText-2 v1 as one token stream; seed 000)
-- ``ptb_stream``         -> ``ptb_stream`` (Mikolov's word PTB as one token stream; seeds 002, 004)
-- ``wikitext103``        -> ``wikitext103`` (WikiText-103 v1 as one token stream; seed 004)
+Dataset families and names: ``rnnrepro.data.names``.
 """
 
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rnnrepro import budget
+from rnnrepro.data import names
+from rnnrepro.data.names import dyck_m, family
+from rnnrepro.evaluation import IDENTITY, OPTIONAL_IDENTITY
 from rnnrepro.provenance import architecture_hparams, architecture_names
 
-DYCK_PREFIX = "dyck_m"
-_DATASET = re.compile(
-    r"^(?:(?P<dyck>dyck)_m(?P<m>\d+)|(?P<cut>ptb_char_cut)(?P<cutoff>\d+)"
-    r"|(?P<lines>ptb_lines_(?:unigram|bigram))_fold(?P<fold>\d+)|(?P<ptb>ptb_char|ptb_word)"
-    r"|(?P<stream>wikitext2|wikitext103|ptb_stream|linzen))$"
-)
 # Text families: how a sentence becomes a training sequence, the reported metric, and the
 # vocabulary size (known before any data exists, so that parameter budgets resolve in the DAG).
-# "eos": inputs <eos> x_1..x_n, targets x_1..x_n <eos> (seed 001); "none": inputs x_1..x_{n-1},
-# targets x_2..x_n (seed 003, MODELS §4.2: the 27-symbol alphabet has no room for markers);
+# "eos": inputs <eos> x_1..x_n, targets x_1..x_n <eos> (multi_matrix); "none": inputs
+# x_1..x_{n-1}, targets x_2..x_n (general_second_order, MODELS §4.2: the 27-symbol alphabet has no
+# room for markers);
 # "stream": every line then <eos>, one stream in BPTT windows with the state carried across.
 TEXT_FAMILIES = {
     "ptb_char": {"framing": "eos", "metric": "bpc", "vocab_size": 50},
@@ -46,7 +33,7 @@ TEXT_FAMILIES = {
     "wikitext2": {"framing": "stream", "metric": "ppl", "vocab_size": 33278},
     "ptb_stream": {"framing": "stream", "metric": "ppl", "vocab_size": 10000},
     "wikitext103": {"framing": "stream", "metric": "ppl", "vocab_size": 267735},
-    # Linzen's sentences (seed 002 Table 2): the 10k most common words, POS tags for the rest;
+    # Linzen's sentences (memory Table 2): the 10k most common words, POS tags for the rest;
     # the size is approximate (it only matters to parameter budgets, which no model sets here)
     "linzen": {"framing": "stream", "metric": "ppl", "vocab_size": 10050},
 }
@@ -118,15 +105,11 @@ class Run:
         return f"{base}{trial_dir(self.trial)}{stage_dir(self.stage)}"
 
     def identity(self) -> dict:
-        """The run's identity, recorded in its model file and every result read from it."""
-        identity = {
-            "experiment": self.experiment,
-            "dataset": self.dataset,
-            "model": self.model,
-            "seed": self.seed,
-            "stage": self.stage,
-        }
-        return identity if self.trial is None else {**identity, "trial": self.trial}
+        """The run's identity, recorded in its model file and every result read from it: the
+        ``IDENTITY`` keys, then the ``OPTIONAL_IDENTITY`` ones that are set (a search trial)."""
+        identity = {key: getattr(self, key) for key in IDENTITY}
+        optional = {key: getattr(self, key) for key in OPTIONAL_IDENTITY}
+        return {**identity, **{key: value for key, value in optional.items() if value is not None}}
 
 
 def trial_dir(trial: int | None) -> str:
@@ -224,23 +207,14 @@ def text_settings(config: dict) -> dict:
     }
 
 
-def family(dataset: str) -> str:
-    """The family of a dataset name (``dyck_m4`` -> ``dyck``, ``ptb_lines_bigram_fold2`` -> ...)."""
-    match = _DATASET.match(dataset)
-    if not match:
-        raise ValueError(f"unknown dataset name {dataset!r}")
-    return next(match[g] for g in ("dyck", "cut", "lines", "ptb", "stream") if match[g])
-
-
 def dataset_names(config: dict, family_name: str) -> list[str]:
     """The dataset names a family expands to at the selected scale."""
-    if family_name == "dyck":
-        return [f"{DYCK_PREFIX}{m}" for m in scale_settings(config)["dyck"]["m"]]
-    if family_name == "ptb_char_cut":
-        return [f"ptb_char_cut{c}" for c in config["text"]["cutoffs"]]
-    if family_name.startswith("ptb_lines_"):
-        return [f"{family_name}_fold{k}" for k in text_settings(config)["folds"]]
-    return [family_name]
+    return names.expand(
+        family_name,
+        m=scale_settings(config)["dyck"]["m"],
+        cutoffs=config["text"]["cutoffs"],
+        folds=text_settings(config)["folds"],
+    )
 
 
 def _model_families(experiment: dict, model: dict) -> list[str]:
@@ -399,13 +373,6 @@ def datasets(config: dict, experiment: str) -> list[str]:
     return names
 
 
-def dyck_m(dataset: str) -> int:
-    """The bound m of a Dyck dataset name such as ``dyck_m4``."""
-    if not dataset.startswith(DYCK_PREFIX):
-        raise ValueError(f"not a Dyck dataset: {dataset!r}")
-    return int(dataset[len(DYCK_PREFIX) :])
-
-
 def seeds(config: dict, experiment: str) -> list[int]:
     """Seeds of an experiment: its own ``seeds`` if set, else the scale's."""
     return config["experiments"][experiment].get("seeds", scale_settings(config)["seeds"])
@@ -501,7 +468,7 @@ def run_config(
             out["width"] = width
         out["text"] = {k: TEXT_FAMILIES[fam][k] for k in ("framing", "metric")}
         if fam == "ptb_char_cut":
-            out["text"]["cutoff"] = int(dataset.removeprefix("ptb_char_cut"))
+            out["text"]["cutoff"] = names.parse(dataset).cutoff
     procedure = per_dataset(entry, "training", fam)
     if stage == "finetune":
         procedure = per_dataset(entry, "finetune", fam)
@@ -528,89 +495,3 @@ def _scaled(size: int | list[int], width: float) -> int | list[int]:
     if isinstance(size, list):
         return [max(1, round(s * width)) for s in size]
     return max(1, round(size * width))
-
-
-def scale_notes(config: dict, track: str = "text", experiment: str | None = None) -> list[str]:
-    """Plain-language reductions of the selected scale against the papers' settings (the
-    ``paper`` scale), for the notes under every table and figure; ``track`` is ``"dyck"`` or
-    ``"text"`` and selects which data reductions are listed; ``experiment`` adds its own
-    (``experiments.<name>.scales``)."""
-    scale, settings = config["scale"], scale_settings(config)
-    if scale == "paper":
-        return ["Scale paper: the papers' settings."]
-    paper = config["scales"]["paper"]
-    notes, folds = [], None
-    caps = training_caps(config, experiment) if experiment else settings
-    if "max_epochs" in caps:
-        notes.append(f"at most {caps['max_epochs']} epochs per run;")
-    if "max_batches" in caps:
-        notes.append(
-            f"at most {caps['max_batches']} batches per epoch (the first windows of each column) "
-            "and as many windows of dynamic evaluation's gradient statistics;"
-        )
-    if "max_eval_tokens" in caps:
-        notes.append(
-            f"validation, test and dynamic evaluation on the first {caps['max_eval_tokens']:,} "
-            "tokens of each stream;"
-        )
-    if track == "dyck":
-        dyck, full = settings["dyck"], paper["dyck"]
-        if dyck["m"] != full["m"]:
-            dropped = [m for m in full["m"] if m not in dyck["m"]]
-            notes.append(
-                f"m in {dyck['m']} only (the paper also has {dropped}: those rows are not run);"
-            )
-        sizes, full_sizes = dyck["sizes"], full["sizes"]
-        if sizes != full_sizes:
-            notes.append(
-                "train/val/test sequences "
-                + "/".join(f"{sizes[s]:,}" for s in ("train", "val", "test"))
-                + " (paper "
-                + "/".join(f"{full_sizes[s]:,}" for s in ("train", "val", "test"))
-                + ");"
-            )
-        lengths = (dyck["min_length"], dyck["max_length"])
-        if lengths != (full["min_length"], full["max_length"]):
-            notes.append(
-                f"lengths {lengths[0]}-{lengths[1]} (paper {full['min_length']}-"
-                f"{full['max_length']}; shorter sequences hold shorter dependencies);"
-            )
-    else:
-        text = text_settings(config)
-        if text["train_lines"]:
-            notes.append(f"only the first {text['train_lines']} training sentences/documents;")
-        if text["eval_lines"]:
-            notes.append(f"only the first {text['eval_lines']} validation and test ones;")
-        if len(text["folds"]) < config["text"]["folds"]:
-            folds = f"folds {text['folds']} of {config['text']['folds']};"
-            notes.append(folds)
-        if text["width"] != 1.0:
-            notes.append(f"hidden sizes x{text['width']:g} (fewer parameters than the paper);")
-        if text["syneval_pairs"]:
-            notes.append(
-                f"syntactic evaluation on the first {text['syneval_pairs']} pairs of each template;"
-            )
-        trials = settings.get("search_trials", 1)
-        if trials != paper.get("search_trials", 1):
-            notes.append(
-                f"{trials} random-search trial(s) per searched model (paper "
-                f"{paper.get('search_trials', 1)});"
-            )
-        if text["agreement_items"]:
-            notes.append(
-                f"number agreement on the first {text['agreement_items']} items of each file;"
-            )
-    if settings["seeds"] != paper["seeds"]:
-        notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
-    if folds is not None and notes == [folds]:  # the papers' runs of fewer folds
-        return [
-            f"Scale {scale}: the papers' settings (config.yaml, scales.{scale}) on {notes[0][:-1]} "
-            "only; the paper's numbers are means over every fold."
-        ]
-    if not notes:
-        return [f"Scale {scale}: the papers' settings on this track."]
-    return [
-        f"Scale {scale}: reduced from the papers' settings (config.yaml, scales.{scale}), so "
-        "these results check the pipeline and are no reproduction of the paper:",
-        *notes,
-    ]

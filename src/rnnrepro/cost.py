@@ -136,7 +136,7 @@ def read_throughput(
 
 def benchmark_size(dataset: str) -> str:
     """The bench_cells.py size whose models match a dataset's."""
-    if dataset.startswith(cfg.DYCK_PREFIX):
+    if cfg.family(dataset) == "dyck":
         return "dyck"
     raise CostError(f"no benchmark size for dataset {dataset!r}")
 

@@ -15,8 +15,8 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-# What counts as a bad epoch for the LR decay and for early stopping (seed 000's "early stopping
-# after 6 epochs of increasing validation perplexity" and "learning rate decay of 0.5, with
+# What counts as a bad epoch for the LR decay and for early stopping (second_order_lstm's "early
+# stopping after 6 epochs of increasing validation perplexity" and "learning rate decay of 0.5, with
 # patience 3" can be read either way): "no_improvement", an epoch that sets no new best
 # validation loss (``ReduceLROnPlateau``; early stopping after that many such epochs in a row);
 # "increase", an epoch whose validation loss is above the previous epoch's (counted in a row).
@@ -27,8 +27,9 @@ OPTIMIZERS = {
     "sgd": torch.optim.SGD,
 }
 ON_NONFINITE = ("error", "diverged")
-# The temperature of a soft choice (the attention LSTM's α, seed 000) during per-epoch validation,
-# which the paper does not state: "training", the epoch's τ; "test", the test setting (hard argmax).
+# The temperature of a soft choice (the attention LSTM's α, second_order_lstm) during per-epoch
+# validation, which the paper does not state: "training", the epoch's τ; "test", the test setting
+# (hard argmax).
 VALIDATION_TEMPERATURES = ("training", "test")
 
 

@@ -1,12 +1,11 @@
 """What a training job learns from: one class per dataset kind (Dyck, sentences, streams), each
-giving the vocabulary, the data order, the carried state (streams: the recurrent state across
-BPTT windows), the batch loss, the validation metrics and the files that define the run (for the
-resume digest). ``scripts/train.py`` and ``training.train`` are the same for every kind."""
+a ``training.Task`` giving the vocabulary, the data order, the carried state (streams: the
+recurrent state across BPTT windows), the batch loss, the validation metrics, the history
+columns and the files that define the run (for the resume digest). ``scripts/train.py`` and
+``training.train`` are the same for every kind."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -25,57 +24,25 @@ from .data.batching import (
 )
 from .evaluation.dyck import DyckEvalSet, evaluate_dyck
 from .evaluation.text import evaluate_stream, evaluate_text, framing_ids
-from .models.base import RecurrentLM, map_state
+from .models.base import map_state
 from .objectives import reinforce_loss, sequence_loss
 from .procedures import BatchLoss
+from .training import Task, history_columns_for
 
 # Text batches are drawn from windows of 50 batches sorted by length [A]: the papers do not say
 # how sentences were batched; random batches padded to their longest spend ~2-3x the compute.
 SORT_WINDOW = 50
 
 
-class Task:
-    """Base: subclasses set ``vocab``, ``files`` and ``batch_size`` and implement the hooks."""
-
-    vocab: list[str]
-    files: list[Path]
-
-    def __init__(self, run: dict, seed: int, device: torch.device):
-        self.run, self.seed, self.device = run, seed, device
-        self.batch_size = run["training"]["batch_size"]
-
-    def digest(self, code: str = "") -> str:
-        """Hash of everything that defines the run: settings, seed, data files and the digest
-        of the code that runs it (``rnnrepro.provenance``; empty when not given)."""
-        data = b"".join(Path(f).read_bytes() for f in self.files)
-        settings = json.dumps({"run": self.run, "seed": self.seed}, sort_keys=True).encode()
-        return hashlib.sha256(settings + data + code.encode()).hexdigest()
-
-    def describe(self) -> str:
-        raise NotImplementedError
-
-    def start_epoch(self, epoch: int) -> None:
-        """Reset the carried state at the start of an epoch (none by default)."""
-
-    def state_dict(self) -> dict:
-        """State carried across batches, saved in mid-epoch checkpoints (none by default)."""
-        return {}
-
-    def load_state_dict(self, state: dict) -> None:
-        """Restore ``state_dict()``'s output."""
-
-    def batches(self, epoch: int) -> Iterator:
-        raise NotImplementedError
-
-    def batch_loss(self, model: RecurrentLM, batch) -> tuple[torch.Tensor, int]:
-        raise NotImplementedError
-
-    def evaluate(self, model: RecurrentLM) -> dict:
-        raise NotImplementedError
+# The validation metrics of history.csv (its val_<metric> columns), the same for every kind: a
+# metric a kind does not report is an empty column (a Dyck run's val_bpc, a stream's val_wcpa).
+HISTORY_METRICS = ("ppl", "wcpa", "robust_wcpa", "bpc")
 
 
 class DyckTask(Task):
     """Dyck-(k, m) sequences: <start> ... <end>, validation perplexity and WCPA."""
+
+    history_columns = history_columns_for(HISTORY_METRICS)
 
     def __init__(
         self,
@@ -135,6 +102,8 @@ class DyckTask(Task):
 class TextTask(Task):
     """Sentences or documents of a tokenised corpus (``prepare_text`` output), one per line."""
 
+    history_columns = history_columns_for(HISTORY_METRICS)
+
     def __init__(
         self, run: dict, seed: int, device: torch.device, train: str, val: str, vocab: str
     ):
@@ -144,15 +113,15 @@ class TextTask(Task):
         self.framing = run["text"]["framing"]
         self.metric = run["text"]["metric"]
         self.eos_id = index.get("<eos>")
-        self.train = encode(text.read_token_file(train), index, train)
+        self.train = text.encode(text.read_token_file(train), index, train)
         self.bos_eos = framing_ids(self.framing, self.eos_id)
         cutoff = run["text"].get("cutoff")
         if cutoff is not None:
-            # Seed 001 §6.1 partial sentences [A]: a line cut at `cutoff` tokens has no sentence
+            # multi_matrix §6.1 partial sentences [A]: a line cut at `cutoff` tokens has no sentence
             # end to predict; a line that was shorter keeps its <eos> target.
             self.train = [s if len(s) >= cutoff else [*s, self.eos_id] for s in self.train]
             self.bos_eos = {"bos_id": self.eos_id}
-        self.val = encode(text.read_token_file(val), index, val)
+        self.val = text.encode(text.read_token_file(val), index, val)
         self.char_lengths = text.token_char_lengths(self.vocab)
         self.files = [Path(train), Path(val), Path(vocab)]
 
@@ -189,6 +158,8 @@ class StreamTask(Task):
     """A corpus read as one token stream (every line then ``<eos>``) in BPTT windows of
     ``training.bptt`` steps over ``batch_size`` columns; the recurrent state is carried from one
     window to the next (detached), reset at each epoch, and checkpointed mid-epoch."""
+
+    history_columns = history_columns_for(HISTORY_METRICS)
 
     def __init__(
         self, run: dict, seed: int, device: torch.device, train: str, val: str, vocab: str
@@ -251,19 +222,6 @@ class StreamTask(Task):
             model, self.val, self.eval_batch_size, self.bptt, device=self.device
         )
         return {"loss": result.loss, "ppl": math.exp(result.loss)}
-
-
-def encode(sequences: list[list[str]], index: dict[str, int], path: str) -> list[list[int]]:
-    """Token ids; ValueError naming the file, line and token for a token outside the vocabulary."""
-    out = []
-    for line, seq in enumerate(sequences, 1):
-        try:
-            out.append([index[token] for token in seq])
-        except KeyError as err:
-            raise ValueError(
-                f"{path}, line {line}: token {err.args[0]!r} is not in the vocabulary"
-            ) from None
-    return out
 
 
 TASKS: dict[str, type[Task]] = {"dyck": DyckTask, "sentences": TextTask, "stream": StreamTask}

@@ -1,19 +1,21 @@
 """The one training loop. It applies a ``Procedure`` (``rnnrepro.procedures``: optimiser,
-schedules, averaging, loss terms, stopping) to a ``TrainingTask`` (``rnnrepro.tasks``: data
-order and carried state), keeps the best epoch, and writes checkpoints (per epoch, and mid-epoch
-on SIGTERM/SIGUSR1) that let a killed job resume to the same numbers."""
+schedules, averaging, loss terms, stopping) to a ``Task`` (defined here, its kinds in
+``rnnrepro.tasks``: data order, carried state, validation metrics, history columns), keeps the
+best epoch, and writes checkpoints (per epoch, and mid-epoch on SIGTERM/SIGUSR1) that let a
+killed job resume to the same numbers."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import torch
 from torch import nn
@@ -22,18 +24,16 @@ from rnnrepro.fileio import UnreadableFile, load_torch, save_torch, set_aside
 from rnnrepro.procedures import BatchLoss, Procedure, WeightAverage
 from rnnrepro.progress import iterate
 
-HISTORY_COLUMNS = (
-    "epoch",
-    "train_loss",
-    "val_loss",
-    "val_ppl",
-    "val_wcpa",
-    "val_robust_wcpa",
-    "val_bpc",
-    "temperature",
-    "lr",
-    "seconds",
-)
+# The columns of a history row the loop fills itself; a task's validation metrics are the
+# "val_<metric>" columns of its ``Task.history_columns``.
+LOOP_COLUMNS = ("epoch", "train_loss", "val_loss", "temperature", "lr", "seconds")
+
+
+def history_columns_for(metrics: Sequence[str]) -> tuple[str, ...]:
+    """The columns of history.csv (before the identity and the tags) for a task whose
+    ``evaluate`` reports ``metrics`` besides ``loss``: epoch, train_loss, val_loss, then
+    ``val_<metric>`` for each metric in order, then temperature, lr and seconds."""
+    return (*LOOP_COLUMNS[:3], *(f"val_{metric}" for metric in metrics), *LOOP_COLUMNS[3:])
 
 
 @dataclass
@@ -124,26 +124,71 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-class TrainingTask(Protocol):
-    """What the loop trains on (``rnnrepro.tasks``): the data order and any carried state."""
+class Task:
+    """What the loop trains on, one subclass per dataset kind (``rnnrepro.tasks``): the data
+    order, any state carried across batches, the batch loss, the validation metrics and the
+    columns of the history they fill. Subclasses set ``vocab``, ``files`` (the data that
+    defines the run, for the resume digest) and ``history_columns``, and implement the hooks;
+    ``scripts/train.py`` and ``train`` are the same for every kind."""
+
+    vocab: list[str]
+    files: list[Path]
+    # history.csv's columns in order (``history_columns_for``): the loop's, and "val_<metric>"
+    # for the metrics of ``evaluate`` (empty in a row where it does not report the metric)
+    history_columns: tuple[str, ...]
+
+    def __init__(self, run: dict, seed: int, device: torch.device):
+        self.run, self.seed, self.device = run, seed, device
+        self.batch_size = run["training"]["batch_size"]
+
+    def digest(self, code: str = "") -> str:
+        """Hash of everything that defines the run: settings, seed, data files and the digest
+        of the code that runs it (``rnnrepro.provenance``; empty when not given)."""
+        data = b"".join(Path(f).read_bytes() for f in self.files)
+        settings = json.dumps({"run": self.run, "seed": self.seed}, sort_keys=True).encode()
+        return hashlib.sha256(settings + data + code.encode()).hexdigest()
+
+    def describe(self) -> str:
+        """One line on the data, for the job's log."""
+        raise NotImplementedError
 
     def start_epoch(self, epoch: int) -> None:
-        """Reset what an epoch starts from (e.g. a stream's recurrent state)."""
+        """Reset what an epoch starts from (e.g. a stream's recurrent state; none by default)."""
+
+    def state_dict(self) -> dict:
+        """State carried across batches, saved in mid-epoch checkpoints (tensors, numbers,
+        lists, dicts: ``weights_only``; none by default)."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore ``state_dict()``'s output."""
 
     def batches(self, epoch: int) -> Iterable:
         """The epoch's training batches (deterministic given the epoch)."""
+        raise NotImplementedError
 
     def batch_loss(self, model: nn.Module, batch) -> BatchLoss | tuple[torch.Tensor, int]:
         """(summed loss, number of targets[, aux outputs, LR scale]); may update the carried
         state."""
+        raise NotImplementedError
 
     def evaluate(self, model: nn.Module) -> dict:
-        """Validation metrics with at least ``loss`` (``ppl``, ``wcpa``, ``bpc`` when defined)."""
+        """Validation metrics: ``loss``, and those of ``history_columns`` it defines."""
+        raise NotImplementedError
 
-    def state_dict(self) -> dict:
-        """State carried across batches (tensors, numbers, lists, dicts: ``weights_only``)."""
 
-    def load_state_dict(self, state: dict) -> None: ...
+def history_row(columns: Sequence[str], loop: dict, metrics: dict) -> dict:
+    """A history row in the order of ``columns``: the loop's values (``LOOP_COLUMNS``) and each
+    "val_<metric>" from the task's validation ``metrics`` (None when it has no such metric)."""
+    row = {}
+    for column in columns:
+        if column in loop:
+            row[column] = loop[column]
+        elif column.startswith("val_"):
+            row[column] = metrics.get(column.removeprefix("val_"))
+        else:
+            raise ValueError(f"history column {column!r}: not the loop's nor a val_<metric>")
+    return row
 
 
 class _Trainer:
@@ -270,19 +315,15 @@ class _Trainer:
         if not math.isfinite(val["loss"]):
             self.diverge(f"validation loss {val['loss']} after epoch {epoch + 1}")
             return None
-        row = {
+        loop = {
             "epoch": epoch + 1,
             "train_loss": sums["total"] / max(sums["count"], 1),
             "val_loss": val["loss"],
-            "val_ppl": val.get("ppl"),
-            "val_wcpa": val.get("wcpa"),
-            "val_robust_wcpa": val.get("robust_wcpa"),
-            "val_bpc": val.get("bpc"),
             "temperature": getattr(self.model, "temperature", None),
             "lr": self.optimizer.param_groups[0]["lr"],
             "seconds": sums["seconds"] + time.perf_counter() - started,
-            **self.tags,
         }
+        row = {**history_row(self.task.history_columns, loop, val), **self.tags}
         if self.procedure.asgd_nonmono is not None:
             row["averaged"] = self.average.active  # validated on the averaged weights
         if improved:
@@ -325,7 +366,7 @@ class _Trainer:
 def train(
     model: nn.Module,
     procedure: Procedure,
-    task: TrainingTask,
+    task: Task,
     checkpoint: str | os.PathLike,
     digest: str,
     log: Callable[[str], None] = print,

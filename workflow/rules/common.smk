@@ -12,7 +12,9 @@ from snakemake.utils import validate
 # the Snakefile puts src/ on the path for the DAG.
 from rnnrepro import buildcache  # noqa: E402
 from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
-from rnnrepro.data import sources  # noqa: E402
+from rnnrepro import papers  # noqa: E402
+from rnnrepro.data import names, sources  # noqa: E402
+from rnnrepro.papers import commands  # noqa: E402
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
 
 # The compiled recurrences: a build cache of this Python environment's own, which the jobs
@@ -108,14 +110,6 @@ def run_files(name, runs):
 def without_trials(runs):
     """One run per seed: a searched model's trials folded into the run they search for."""
     return list(dict.fromkeys(replace(run, trial=None) for run in runs))
-
-
-def family_runs(experiment, families):
-    """The runs of an experiment on datasets of the given families, one per seed (a searched
-    model's trials count as one run)."""
-    return without_trials(
-        r for r in cfg.runs(config, experiment) if cfg.family(r.dataset) in families
-    )
 
 
 def run_of(wildcards):
@@ -233,7 +227,7 @@ def dynamic_eval_files(runs):
 
 def stage_metrics(runs):
     """Every stage's metrics of the given runs: metrics.json of each training stage, then the
-    dynamic evaluation's (a seed-004 table row per stage)."""
+    dynamic evaluation's (a major_minor table row per stage)."""
     files = [
         f"results/runs/{replace(run, stage=stage).path}/metrics.json"
         for run in runs
@@ -257,40 +251,6 @@ def dynamic_eval_params(wildcards):
 def dynamic_eval_checkpoint(wildcards):
     """Progress file of a dynamic evaluation: outside results/runs, like training's."""
     return checkpoint_path(wildcards).removesuffix(".pt") + ".dynamic_eval.pt"
-
-
-def config_table_settings(scale):
-    """JSON of the resolved settings of every major_minor model on PTB and WikiText-2 at
-    ``scale``, keyed "dataset/model/stage" (stage train: training + hparams; dynamic_eval).
-    """
-    scaled = {**config, "scale": scale}
-    settings = {}
-    for run in cfg.runs(scaled, "major_minor"):
-        if run.dataset == "wikitext103":
-            continue
-        resolved = cfg.run_config(scaled, run.experiment, run.dataset, run.model)
-        key = f"{run.dataset}/{run.model}"
-        settings[f"{key}/train"] = {
-            "training": resolved["training"],
-            "hparams": resolved["hparams"],
-        }
-        dynamic = cfg.dynamic_eval_settings(
-            scaled, run.experiment, run.dataset, run.model
-        )
-        if dynamic:
-            settings[f"{key}/dynamic_eval"] = {"dynamic_eval": dynamic}
-    return json.dumps(settings, sort_keys=True)
-
-
-# Tables whose runs read a corpus we could only test on a stand-in: the table's title says,
-# from the downloaded files' digests, whether they are the published ones.
-CHECKED_CORPORA = {"major_minor_table7": "wikitext103"}
-
-
-def corpus_files(table):
-    """The downloaded files of the corpus ``table`` checks (none for most tables)."""
-    corpus = CHECKED_CORPORA.get(table)
-    return [f"results/downloads/{corpus}/{s}.txt" for s in SPLITS] if corpus else []
 
 
 class Untracked:
@@ -339,8 +299,8 @@ def stage_files(name):
 
 
 def ptb_raw_files(wildcards):
-    """The downloaded PTB files a seed-001 dataset is built from (word or character level)."""
-    corpus = "ptb" if wildcards.dataset.startswith("ptb_word") else "ptb_char"
+    """The downloaded PTB files a sentence dataset is built from (word or character level)."""
+    corpus = "ptb" if names.parse(wildcards.dataset).level == "word" else "ptb_char"
     return {split: f"results/downloads/{corpus}/{split}.txt" for split in SPLITS}
 
 
@@ -362,10 +322,10 @@ def text_line_options():
 
 
 def ptb_text_options(wildcards):
-    level = "word" if wildcards.dataset.startswith("ptb_word") else "char"
-    options = f"--level {level} {text_line_options()}"
-    if cfg.family(wildcards.dataset) == "ptb_char_cut":
-        options += f" --cutoff {wildcards.dataset.removeprefix('ptb_char_cut')}"
+    dataset = names.parse(wildcards.dataset)
+    options = f"--level {dataset.level} {text_line_options()}"
+    if dataset.cutoff is not None:
+        options += f" --cutoff {dataset.cutoff}"
     return options
 
 
@@ -399,47 +359,6 @@ def run_params(wildcards):
     return json.dumps(settings, sort_keys=True)
 
 
-def scale_note_options(track, experiment=None):
-    """make_table/make_figure options stating the scale's reductions ("dyck" or "text" track,
-    and an experiment's own)."""
-    notes = cfg.scale_notes(config, track, experiment)
-    return " ".join(f"--note {shlex.quote(n)}" for n in notes)
-
-
-DYCK_DATASETS = " ".join(cfg.dataset_names(config, "dyck"))
-SECOND_ORDER_LSTM_DYCK = family_runs("second_order_lstm", ["dyck"])
-SECOND_ORDER_LSTM_WIKITEXT2 = family_runs("second_order_lstm", ["wikitext2"])
-# seed 000 Table 3: every WikiText-2 language model (but searched ones, run_files)
-SYNEVAL_RUNS = [r for r in SECOND_ORDER_LSTM_WIKITEXT2 if not searched(r)]
-ATTENTION_MODELS = [
-    name
-    for name in config["experiments"].get("second_order_lstm", {}).get("models", {})
-    if cfg.architecture(config, "second_order_lstm", name) == "attention_lstm"
-]
-MEMORY_RUNS = family_runs("memory", ["ptb_stream", "wikitext2"])
-AGREEMENT = config["experiments"].get("memory", {}).get("agreement")
-AGREEMENT_RUNS = (
-    [
-        r
-        for r in family_runs("memory", [AGREEMENT["corpus"]])
-        if r.model in AGREEMENT["models"]
-    ]
-    if AGREEMENT
-    else []
-)
-# seed 002 Fig. 3: the multipop stack's actions on the WikiText-2 test stream (first seed)
-STACK_RUNS = [
-    r
-    for r in MEMORY_RUNS
-    if r.dataset == "wikitext2"
-    and r.seed == cfg.seeds(config, "memory")[0]
-    and cfg.run_config(config, r.experiment, r.dataset, r.model)["hparams"].get(
-        "memory"
-    )
-    == "multipop_stack"
-]
-
-
 def agreement_data(wildcards):
     """The agreement items: Linzen's own test split when the LMs were trained on it (corpus
     ``linzen``), else the test files of the mirror (numpred.test.1-5, subj_agr_filtered).
@@ -467,159 +386,71 @@ def agreement_data_options(wildcards, input):
 
 SYNEVAL_PAIRS = cfg.text_settings(config)["syneval_pairs"]
 
-# figure name -> (make_figure.py kind, per-run input file, runs it reads, track of its notes)
-FIGURE_INPUTS = {
-    "fig2_ldpa": ("ldpa", "ldpa.csv", SECOND_ORDER_LSTM_DYCK, "dyck"),
-    "fig3_val_wcpa": ("val_wcpa", "history.csv", SECOND_ORDER_LSTM_DYCK, "dyck"),
-    "fig4_pabs": (
-        "pabs",
-        "pabs.csv",
-        [r for r in SECOND_ORDER_LSTM_DYCK if r.model in ATTENTION_MODELS],
-        "dyck",
-    ),
-    "fig6_heatmap": (
-        "heatmap",
-        "heatmap.csv",
-        [r for r in SECOND_ORDER_LSTM_DYCK if r.model in ATTENTION_MODELS],
-        "dyck",
-    ),
-    "fig5_pabs_wikitext2": (
-        "pabs",
-        "pabs.csv",
-        [r for r in SECOND_ORDER_LSTM_WIKITEXT2 if r.model in ATTENTION_MODELS],
-        "text",
-    ),
-    # Fig. 6 (bottom): the paper shows its 5-cell model; one seed (the first) keeps it readable
-    "fig6_heatmap_wikitext2": (
-        "heatmap",
-        "heatmap.csv",
-        [
-            r
-            for r in SECOND_ORDER_LSTM_WIKITEXT2
-            if r.model == "attention_lstm_5"
-            and r.seed == cfg.seeds(config, "second_order_lstm")[0]
-        ],
-        "text",
-    ),
-}
 
-
-def figure_options(kind):
-    """make_figure options of a figure kind: the robust WCPA's threshold for the Dyck ones."""
-    if kind in ("ldpa", "val_wcpa"):
-        return f"--min-events {config['dyck']['wcpa_min_events']}"
-    return ""
-
-
-def dyck_floors():
-    return [f"results/data/{d}/floor.json" for d in cfg.dataset_names(config, "dyck")]
-
-
-def dyck_targets():
-    return [
-        "results/tables/second_order_lstm_table1.md",
-        "results/tables/multi_matrix_table2_dyck.md",
-        "results/figures/second_order_lstm_fig2_ldpa.png",
-        "results/figures/second_order_lstm_fig3_val_wcpa.png",
-        "results/tables/second_order_lstm_fig3_claim.md",
-        "results/figures/second_order_lstm_fig4_pabs.png",
-        "results/figures/second_order_lstm_fig6_heatmap.png",
-    ]
-
-
-def wikitext2_targets():
-    """Seed 000's WikiText-2 track: Tables 2 and 3, Figs. 5 and 6 (bottom)."""
-    return [
-        "results/tables/second_order_lstm_table2.md",
-        "results/tables/second_order_lstm_table3.md",
-        "results/figures/second_order_lstm_fig5_pabs_wikitext2.png",
-        "results/figures/second_order_lstm_fig6_heatmap_wikitext2.png",
-    ]
-
-
-GENERAL_SECOND_ORDER_TABLE1 = [
-    "so_de_tanh",
-    "so_d_tanh",
-    "so_e_tanh",
-    "so_tanh",
-    "so_de_id",
-    "so_d_id",
-    "so_e_id",
-    "so_id",
-    "first_order_rnn",
-    "mi_rnn",
-]
-
-
-def general_second_order_table1_files(name):
-    """metrics.json and one analysis file of every seed-003 Table 1 run (Figs. 2-3 pick one)."""
-    runs = [
-        r
-        for r in family_runs("general_second_order", ["ptb_lines_unigram"])
-        if r.model in GENERAL_SECOND_ORDER_TABLE1
-    ]
-    return run_files("metrics.json", runs) + run_files(name, runs)
-
-
-def multi_matrix_targets():
-    return [
-        "results/tables/multi_matrix_table2_dyck.md",
-        "results/tables/multi_matrix_table2_ptb.md",
-        "results/tables/multi_matrix_table3.md",
-        "results/tables/multi_matrix_table1.md",
-    ]
-
-
-def general_second_order_targets():
-    return [
-        "results/tables/general_second_order_table1.md",
-        "results/figures/general_second_order_fig1_ratio.png",
-        "results/figures/general_second_order_fig2_examples.png",
-        "results/figures/general_second_order_fig3_position_loss.png",
-    ]
-
-
-def memory_targets():
-    """Seed 002: Table 1 (perplexity after the random search), Figure 3 (stack actions) with a
-    multipop model on WikiText-2 and, with ``agreement`` configured, Table 2, Figure 2 and
-    Table 3 (Linzen agreement)."""
-    targets = ["results/tables/memory_table1.md"]
-    if STACK_RUNS:
-        targets.append("results/figures/memory_fig3_stack_actions.png")
-    if AGREEMENT:
-        targets += [
-            "results/tables/memory_table2.md",
-            "results/figures/memory_fig2_venn.png",
-            "results/tables/memory_table3.md",
-        ]
-    return targets
-
-
-def major_minor_targets():
-    """Seed 004: Tables II, III (PTB, WikiText-2 at each stage) and VII (WikiText-103), and the
-    configurations of Tables IV and V written from the config."""
-    return [
-        f"results/tables/major_minor_table{n}.md"
-        for n, families in (
-            (2, ["ptb_stream"]),
-            (3, ["wikitext2"]),
-            (4, ["ptb_stream", "wikitext2"]),
-            (5, ["ptb_stream", "wikitext2"]),
-            (7, ["wikitext103"]),
-        )
-        if family_runs("major_minor", families)
-    ]
+# Tables and figures: declared per paper in rnnrepro/papers/<key>.py, made by report.smk's rules.
+OUTPUTS = papers.outputs()
 
 
 def all_targets():
+    """Every table and figure the config makes, every later stage and every random search."""
     targets = (
-        dyck_targets()
-        + wikitext2_targets()
-        + multi_matrix_targets()
-        + general_second_order_targets()
-        + memory_targets()
-        + major_minor_targets()
+        papers.targets(config)
         + stage_files("metrics.json")
         + [f"results/runs/{run.path}/search.json" for run in searched_runs()]
     )
     return list(dict.fromkeys(targets))
+
+
+def output_names(maker, figures=False):
+    """Wildcard constraint: the names of ``maker``'s outputs that are (not) figures."""
+    chosen = [
+        o.name for o in OUTPUTS.values() if o.maker == maker and o.is_figure == figures
+    ]
+    return "|".join(chosen) or "(?!)"
+
+
+def output_of(wildcards):
+    """The declared output a report job makes."""
+    return OUTPUTS[wildcards.get("table") or wildcards.get("figure")]
+
+
+def output_paper(wildcards):
+    """The report category of an output: its paper key."""
+    return output_of(wildcards).paper
+
+
+def output_caption(wildcards):
+    """An output's caption (workflow/report/output.rst shows it): not a rerun trigger."""
+    return Untracked(output_of(wildcards).caption)
+
+
+def output_inputs(wildcards):
+    """The files an output reads, keyed by its script's option: the per-run files of its runs
+    (every stage's metrics for a staged table), the generator floors of a Dyck table, and the
+    downloaded files of the corpus it checks."""
+    output = output_of(wildcards)
+    runs = output.select(config)
+    files = {}
+    for name in output.files:
+        option = papers.MAKERS[output.maker].options.get(name, "inputs")
+        found = (
+            stage_metrics(runs)
+            if output.stages and name == "metrics.json"
+            else run_files(name, runs)
+        )
+        files.setdefault(option, []).extend(found)
+    if output.maker == "compare" and output.track == "dyck":
+        files["floors"] = [
+            f"results/data/{d}/floor.json" for d in cfg.dataset_names(config, "dyck")
+        ]
+    if output.corpus:
+        files["corpus"] = [
+            f"results/downloads/{output.corpus}/{split}.txt" for split in SPLITS
+        ]
+    return files
+
+
+def output_options(wildcards, input):
+    """The options of a report job's script (rnnrepro.papers.commands)."""
+    files = {key: list(input[key]) for key in input.keys()}
+    return commands.options(output_of(wildcards), config, files)

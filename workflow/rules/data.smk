@@ -69,7 +69,7 @@ rule download:
         " --mirror={params.mirror:q} --sources={params.sources:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
-# Seed 001: PTB sentences, word or character level, optionally with truncated training lines.
+# multi_matrix: PTB sentences, word or character level, optionally with truncated training lines.
 rule ptb_text:
     input:
         unpack(ptb_raw_files),
@@ -81,7 +81,7 @@ rule ptb_text:
     log:
         "results/logs/data/{dataset}.log",
     wildcard_constraints:
-        dataset=r"ptb_(char|word)(_cut\d+)?",
+        dataset=names.pattern("ptb_char", "ptb_word", "ptb_char_cut"),
     conda:
         "../../envs/rnnrepro.yaml"
     params:
@@ -117,7 +117,7 @@ rule stream_text:
         ' --out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
-# Seed 002 Table 2 (the paper's setting): Linzen's data set split by Linzen's protocol into an LM
+# memory Table 2 (the paper's setting): Linzen's data set split by Linzen's protocol into an LM
 # corpus and the test dependencies.
 rule linzen_data:
     input:
@@ -140,7 +140,7 @@ rule linzen_data:
         ' --out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
-# Seed 003: every PTB line normalised to 27 symbols, one document per line.
+# general_second_order: every PTB line normalised to 27 symbols, one document per line.
 rule ptb_lines:
     input:
         train="results/downloads/ptb/train.txt",
@@ -159,7 +159,7 @@ rule ptb_lines:
         " --valid {input.valid:q} --test {input.test:q} --out {output:q} > {log:q} 2>&1"
 
 
-# Seed 003: one cross-validation fold, tokenised into characters or character bigrams.
+# general_second_order: one cross-validation fold, tokenised into characters or character bigrams.
 rule ptb_lines_fold:
     input:
         rules.ptb_lines.output,

@@ -13,7 +13,7 @@ rule evaluate_dyck:
     log:
         "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
-        dataset=r"dyck_m\d+",
+        dataset=names.pattern("dyck"),
     conda:
         "../../envs/rnnrepro.yaml"
     params:
@@ -41,7 +41,7 @@ rule evaluate_text:
     log:
         "results/logs/evaluate/{experiment}/{dataset}/{model}/seed{seed}{trialdir}{stagedir}.log",
     wildcard_constraints:
-        dataset=r"ptb_\w+|wikitext2|wikitext103|linzen",
+        dataset=names.pattern(*cfg.TEXT_FAMILIES),
     conda:
         "../../envs/rnnrepro.yaml"
     params:
@@ -54,7 +54,7 @@ rule evaluate_text:
         " --out-metrics {output.metrics:q} > {log:q} 2>&1"
 
 
-# Seed 004: dynamic evaluation of a run's last stage (after fine-tuning), on validation and test,
+# major_minor: dynamic evaluation of a run's last stage (after fine-tuning), on validation and test,
 # each from the trained weights; its own rule, so changing its settings never retrains.
 rule dynamic_eval:
     input:
@@ -104,7 +104,7 @@ rule select_trial:
         "python -m rnnrepro.scripts.select_trial --metrics {input:q} --out {output:q} > {log:q} 2>&1"
 
 
-# Seed 000 Table 3: Marvin & Linzen's sentence pairs scored by a WikiText-2 model.
+# second_order_lstm Table 3: Marvin & Linzen's sentence pairs scored by a WikiText-2 model.
 rule evaluate_syneval:
     input:
         model=f"{RUNS}/model.pt",
@@ -128,7 +128,7 @@ rule evaluate_syneval:
         " > {log:q} 2>&1"
 
 
-# Seed 002 Table 2: Linzen's agreement items scored by a language model (its chosen trial).
+# memory Table 2: Linzen's agreement items scored by a language model (its chosen trial).
 rule evaluate_agreement:
     input:
         unpack(scored_model),
@@ -158,7 +158,7 @@ rule evaluate_agreement:
         " --out-summary {output.summary:q} > {log:q} 2>&1"
 
 
-# Seed 002 Fig. 3: the multipop stack's action probabilities on the test stream.
+# memory Fig. 3: the multipop stack's action probabilities on the test stream.
 rule analyse_stack:
     input:
         unpack(scored_model),
@@ -180,7 +180,7 @@ rule analyse_stack:
         " --out-max-prob {output.max_prob:q} > {log:q} 2>&1"
 
 
-# Seed 003 Figs. 2-3: test loss by character position in a word, and prediction examples.
+# general_second_order Figs. 2-3: test loss by character position in a word, and prediction examples.
 rule analyse_positions:
     input:
         model=f"{RUNS}/model.pt",
@@ -191,7 +191,7 @@ rule analyse_positions:
     log:
         "results/logs/analyse/{experiment}/{dataset}/{model}/seed{seed}.log",
     wildcard_constraints:
-        dataset=r"ptb_lines_unigram_fold\d+",
+        dataset=names.pattern("ptb_lines_unigram"),
     conda:
         "../../envs/rnnrepro.yaml"
     params:

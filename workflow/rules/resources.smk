@@ -3,7 +3,7 @@
 
 
 # Seconds-long jobs on small files (data, floors, tables, figures) run where Snakemake runs
-# instead of queueing as SLURM jobs (the figure rules say so themselves, in report.smk); only
+# instead of queueing as SLURM jobs (the report rules say so themselves, in report.smk); only
 # the per-run jobs (train, evaluate, analyse) are submitted.
 localrules:
     dyck_data,
@@ -13,8 +13,6 @@ localrules:
     ptb_lines,
     ptb_lines_fold,
     stream_text,
-    table_second_order_lstm_table1,
-    table_multi_matrix_dyck,
 
 
 # A training job's time limit (minutes) and memory (MB) on its first attempt, per scale; a scale

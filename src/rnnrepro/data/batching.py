@@ -67,12 +67,12 @@ def lm_batches(
     """Batches of whole sequences for next-token prediction, padded to the batch's longest.
 
     Each sequence is extended to ``full = [bos] + seq + [eos]`` (either end only when its id is
-    given); inputs = full[:-1], targets = full[1:]. With both (seed 001) inputs = [bos] + seq,
-    targets = seq + [eos]; with neither (seed 003) inputs = seq[:-1], targets = seq[1:]. A
-    sequence whose ``full`` is shorter than 2 has no target and is skipped. Padding: inputs get
-    ``input_pad``, targets ``target_pad``. With ``shuffle`` the order is a permutation drawn
-    from ``random.Random(seed)`` (the training loop passes run seed * 1000 + epoch); the last,
-    possibly smaller, batch is kept.
+    given); inputs = full[:-1], targets = full[1:]. With both (multi_matrix) inputs = [bos] + seq,
+    targets = seq + [eos]; with neither (general_second_order) inputs = seq[:-1],
+    targets = seq[1:]. A sequence whose ``full`` is shorter than 2 has no target and is skipped.
+    Padding: inputs get ``input_pad``, targets ``target_pad``. With ``shuffle`` the order is a
+    permutation drawn from ``random.Random(seed)`` (the training loop passes run seed * 1000 +
+    epoch); the last, possibly smaller, batch is kept.
 
     ``sort_window`` (with ``shuffle``) cuts padding: the shuffled order is cut into windows of
     ``sort_window`` batches, each window is sorted by length and cut into batches, and the

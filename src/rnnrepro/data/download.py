@@ -304,29 +304,6 @@ def _download(
     return actual
 
 
-def download_url(
-    url: str,
-    dest: str | os.PathLike,
-    sha256: str | None = None,
-    *,
-    retries: int = 4,
-    backoff: float = 1.0,
-    timeout: float = 60.0,
-    log: Log = print_flush,
-    label: str | None = None,
-) -> Path:
-    """Download ``url`` to ``dest`` atomically and resumably, verifying ``sha256`` when given.
-
-    Raises ``ChecksumError``, ``DataUnavailable`` (network unreachable after the retries) or
-    ``DownloadError`` (HTTP 4xx, or 5xx/truncated body after the retries).
-    """
-    dest = Path(dest)
-    opts = dict(retries=retries, backoff=backoff, timeout=timeout, log=log)
-    with _locked(dest):
-        _download(url, dest, sha256, None, label or dest.name, **opts)
-    return dest
-
-
 def get_bytes(
     url: str,
     *,
@@ -336,7 +313,8 @@ def get_bytes(
     log: Log = print_flush,
     label: str | None = None,
 ) -> bytes:
-    """Download ``url`` into memory (same retry and resume policy as ``download_url``)."""
+    """Download ``url`` into memory (the retries of ``fetch``'s downloads; a retry resumes
+    after the bytes received)."""
     buf = io.BytesIO()
     out = _HashWriter(buf)
     opts = dict(retries=retries, backoff=backoff, timeout=timeout, log=log)

@@ -20,8 +20,9 @@ import math
 import os
 import random
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
+from types import MappingProxyType
 
 from rnnrepro.fileio import atomic_open
 
@@ -101,17 +102,24 @@ def _choices(
     return tuple(probs), values, cumulative
 
 
+@cache
+def _distribution(
+    k: int, m: int, depth: int, top: int | None, can_end: bool
+) -> Mapping[str, float]:
+    """``_choices``' tokens and probabilities as a read-only token -> probability mapping."""
+    tokens, probs, _ = _choices(k, m, depth, top, can_end)
+    return MappingProxyType(dict(zip(tokens, probs, strict=True)))
+
+
 def next_token_distribution(
     stack: Sequence[int], length: int, k: int, m: int, min_len: int
-) -> dict[str, float]:
-    """The generator's distribution over the next token (``"<end>"`` included).
+) -> Mapping[str, float]:
+    """The generator's distribution over the next token (``"<end>"`` included), read-only.
 
     ``stack`` holds the open bracket types (top last); ``length`` is the number of tokens
     emitted so far.
     """
-    top = stack[-1] if stack else None
-    tokens, probs, _ = _choices(k, m, len(stack), top, length >= min_len)
-    return dict(zip(tokens, probs, strict=True))
+    return _distribution(k, m, len(stack), stack[-1] if stack else None, length >= min_len)
 
 
 def _check_lengths(min_len: int, max_len: int) -> None:
@@ -233,9 +241,7 @@ def sequence_log_prob(seq: Sequence[str], k: int, m: int, min_len: int) -> float
     stack: list[int] = []
     logp = 0.0
     for length, token in enumerate([*seq, END]):
-        top = stack[-1] if stack else None
-        tokens, probs, _ = _choices(k, m, len(stack), top, length >= min_len)
-        logp += math.log(probs[tokens.index(token)])
+        logp += math.log(next_token_distribution(stack, length, k, m, min_len)[token])
         if token != END:
             is_open, bracket_type = parse_bracket(token)
             if is_open:

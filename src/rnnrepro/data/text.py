@@ -1,16 +1,17 @@
-"""Penn Treebank text data for seeds 001 (word/char PTB) and 003 (normalised PTB lines).
+"""Penn Treebank text data for multi_matrix (word/char PTB) and general_second_order (normalised
+PTB lines).
 
 Every text dataset is stored in one format: ``<dir>/{train,val,test}.txt`` hold one sequence
 per line with tokens separated by single spaces, ``<dir>/vocab.txt`` the model vocabulary, one
 token per line in id order. Files are written atomically.
 
-- Seed 001 (MODELS §2.6): each line of Mikolov's PTB is one sequence. Word level: whitespace
+- multi_matrix (MODELS §2.6): each line of Mikolov's PTB is one sequence. Word level: whitespace
   split tokens, vocabulary ``<eos>`` + train types in order of first appearance (10,000).
   Char level: the ptb.char files' space-separated symbols (``_`` = word boundary, ``<unk>``
   spelled ``< u n k >``), vocabulary ``<eos>`` + first appearance (50).
-- Seed 003 (MODELS §4.2): word-PTB train+valid+test lines normalised to ``[a-z ]``, split into
-  5 cross-validation folds, tokenised as character unigrams (V = 27) or within-word bigrams
-  (V = 703), spaces written as ``_``.
+- general_second_order (MODELS §4.2): word-PTB train+valid+test lines normalised to ``[a-z ]``,
+  split into 5 cross-validation folds, tokenised as character unigrams (V = 27) or within-word
+  bigrams (V = 703), spaces written as ``_``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .dyck import write_sequences
 EOS = "<eos>"
 SPACE = "_"
 SPLITS = ("train", "val", "test")
-MIN_LINE_CHARS = 2  # seed-003 lines shorter than this have no next-character target
+MIN_LINE_CHARS = 2  # general_second_order lines shorter than this have no next-character target
 
 Level = Literal["word", "char"]
 Tokenization = Literal["unigram", "bigram"]
@@ -122,18 +123,6 @@ def write_dataset(
     write_vocab(vocab, out_dir / "vocab.txt")
 
 
-def read_dataset(data_dir: str | os.PathLike) -> tuple[dict[str, list[list[str]]], list[str]]:
-    """``({split: sequences}, vocab)`` from a dataset directory, every token checked."""
-    data_dir = Path(data_dir)
-    vocab = read_vocab(data_dir / "vocab.txt")
-    splits = {}
-    for name in SPLITS:
-        path = data_dir / f"{name}.txt"
-        splits[name] = read_token_file(path)
-        check_in_vocab(splits[name], vocab, path)
-    return splits, vocab
-
-
 def head(sequences: Sequence[T], n: int | None) -> list[T]:
     """The first ``n`` sequences (all for ``None``): the deterministic slice for small scales."""
     if n is not None and n < 0:
@@ -142,7 +131,7 @@ def head(sequences: Sequence[T], n: int | None) -> list[T]:
 
 
 # --------------------------------------------------------------------------------------------
-# Seed 001: word and character PTB
+# multi_matrix: word and character PTB
 
 
 def read_ptb(path: str | os.PathLike, level: Level) -> list[list[str]]:
@@ -194,7 +183,7 @@ def prepare_ptb(
     eval_lines: int | None = None,
     cutoff: int | None = None,
 ) -> tuple[dict[str, list[list[str]]], list[str]]:
-    """Seed-001 splits ``{train, val, test}`` and vocabulary.
+    """multi_matrix splits ``{train, val, test}`` and vocabulary.
 
     The vocabulary comes from the full train file and every val/test token is checked against
     it before slicing, so neither depends on ``train_lines``/``eval_lines``. ``cutoff``
@@ -261,7 +250,7 @@ def stream_ids(lines: Iterable[Sequence[str]], index: dict[str, int], path: str)
 
 
 # --------------------------------------------------------------------------------------------
-# Seed 003: normalised PTB lines, unigram / bigram tokens, cross-validation folds
+# general_second_order: normalised PTB lines, unigram / bigram tokens, cross-validation folds
 
 _NON_LETTERS = re.compile(r"[^A-Za-z]+")
 UNIGRAM_VOCAB = (SPACE, *string.ascii_lowercase)
@@ -272,8 +261,8 @@ BIGRAM_VOCAB = (
 
 
 def normalise_line(line: str) -> str:
-    """Seed-003 preprocessing: every character other than an ASCII letter becomes a space,
-    runs of spaces collapse to one, letters are lowercased and the ends stripped.
+    """general_second_order preprocessing: every character other than an ASCII letter becomes a
+    space, runs of spaces collapse to one, letters are lowercased and the ends stripped.
 
     PTB's placeholders survive as words: ``<unk>`` -> ``unk``, the number token ``N`` -> ``n``.
     """
@@ -296,7 +285,7 @@ def normalise_lines(lines: Iterable[str]) -> tuple[list[str], int]:
 def ptb_lines(
     train: str | os.PathLike, valid: str | os.PathLike, test: str | os.PathLike
 ) -> tuple[list[str], int]:
-    """Seed-003 corpus: word-PTB train, valid and test lines in that order, normalised;
+    """general_second_order corpus: word-PTB train, valid and test lines in that order, normalised;
     returns ``(lines, dropped)``."""
     raw: list[str] = []
     for path in (train, valid, test):
@@ -342,11 +331,6 @@ def bigram_tokens(line: str) -> list[str]:
 TOKENIZERS = {"unigram": (unigram_tokens, UNIGRAM_VOCAB), "bigram": (bigram_tokens, BIGRAM_VOCAB)}
 
 
-def closed_vocab(tokenization: Tokenization) -> list[str]:
-    """Fixed vocabulary: unigram ``_`` + a..z (27); bigram also aa..zz (703)."""
-    return list(TOKENIZERS[tokenization][1])
-
-
 def token_char_lengths(vocab: Sequence[str]) -> list[int]:
     """Characters each token covers (``_`` and ``<eos>`` count 1, a pair 2), for bits per
     character from per-token losses."""
@@ -385,7 +369,8 @@ def prepare_fold(
     train_lines: int | None = None,
     eval_lines: int | None = None,
 ) -> tuple[dict[str, list[list[str]]], list[str]]:
-    """Seed-003 splits of fold ``fold`` (0-based) in ``tokenization`` and the closed vocab."""
+    """general_second_order splits of fold ``fold`` (0-based) in ``tokenization`` and the closed
+    vocab."""
     if not 0 <= fold < k:
         raise ValueError(f"fold must be in 0..{k - 1}, got {fold}")
     tokenize, vocab = TOKENIZERS[tokenization]
@@ -396,3 +381,16 @@ def prepare_fold(
         for name, idx in zip(SPLITS, (train_idx, val_idx, test_idx), strict=True)
     }
     return splits, list(vocab)
+
+
+def encode(sequences: list[list[str]], index: dict[str, int], path: str) -> list[list[int]]:
+    """Token ids; ValueError naming the file, line and token for a token outside the vocabulary."""
+    out = []
+    for line, seq in enumerate(sequences, 1):
+        try:
+            out.append([index[token] for token in seq])
+        except KeyError as err:
+            raise ValueError(
+                f"{path}, line {line}: token {err.args[0]!r} is not in the vocabulary"
+            ) from None
+    return out

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# The keys of a run's identity, in order (``rnnrepro.config.Run.identity`` builds it): recorded
+# in its model file and the first columns of every result read from it. Defined here, in a
+# module that imports nothing of the package and that every training and evaluation job already
+# runs: in config.py they would bring config.py and its imports into those jobs' code digests
+# (``rnnrepro.provenance``), and every edit of config.py would rerun them.
 IDENTITY = ("experiment", "dataset", "model", "seed", "stage")
 OPTIONAL_IDENTITY = ("trial",)  # a random-search trial
 

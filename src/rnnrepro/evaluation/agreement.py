@@ -1,4 +1,4 @@
-"""Linzen et al. (2016) subject-verb number agreement, scored with a language model (seed 002
+"""Linzen et al. (2016) subject-verb number agreement, scored with a language model (memory
 Table 2, MODELS §7.3).
 
 An item is a prefix up to (not including) the verb; the LM reads ``<eos>`` + prefix and is

@@ -3,7 +3,7 @@
 Positions are input positions: input 0 is ``<start>`` and input i is ``seq[i-1]``; the model's
 output at time i (after reading input i) predicts ``seq[i]``. A prediction is correct iff the
 probability of the gold close type, renormalised over the k close types, is > 0.8 (Hewitt's
-strict threshold; seed 000 says "at least 80%").
+strict threshold; second_order_lstm says "at least 80%").
 
 WCPA is the minimum LDPA over every distance with at least one event (the papers' reading); a
 distance seen once then decides it. ``robust_wcpa`` is the minimum over distances with at least
@@ -30,8 +30,8 @@ READINGS = ("close", "stack")
 def closing_positions(seq: Sequence[str], reading: str = "close") -> list[tuple[int, int, int]]:
     """Evaluated positions of one sequence as (input position, distance, gold close type).
 
-    - ``"close"`` (seed 000): positions whose next token is a closing bracket; distance = index
-      of the close - index of its open.
+    - ``"close"`` (second_order_lstm): positions whose next token is a closing bracket; distance =
+      index of the close - index of its open.
     - ``"stack"`` (Hewitt's reporter): every position with a non-empty stack; gold = type on top;
       distance = i - input position of the top's open bracket.
     """

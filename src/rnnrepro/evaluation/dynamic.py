@@ -10,7 +10,7 @@ AWD-LSTM-MoS (MODELS.md §5.2).
    weights θ, backpropagate its mean loss, then θ ← θ − η g / (MS + ε) + λ · decay ⊙ (θ_0 − θ).
    The result is the mean NLL per token (MoS weights the last, shorter window by its length).
 
-Seed 004's Table V values (η 0.0024, ε 0.0025, λ 0.07 on PTB) are on the scale of MoS's defaults
+major_minor's Table V values (η 0.0024, ε 0.0025, λ 0.07 on PTB) are on the scale of MoS's defaults
 (η 0.002, ε 0.001, λ 0.075), not of Krause's current ones (η 5e-5, ε 2e-5), so MoS's sum
 normalisation is the one followed. Dropout is off in both passes (Krause's code evaluates in eval
 mode; MoS keeps its modules in training mode with ``use_dropout = False``).
@@ -33,7 +33,7 @@ from ..models.base import RecurrentLM, map_state
 
 @dataclass(frozen=True)
 class DynamicEvalSettings:
-    """Config key ``dynamic_eval.<name>`` (seed 004 Table V; MoS's dynamiceval.py names)."""
+    """Config key ``dynamic_eval.<name>`` (major_minor Table V; MoS's dynamiceval.py names)."""
 
     batch_size: int  # columns of the training stream for the gradient statistics
     lr: float  # η

@@ -1,12 +1,12 @@
-"""Marvin & Linzen (2018) targeted syntactic evaluation (seed 000 §5, MODELS §7.4).
+"""Marvin & Linzen (2018) targeted syntactic evaluation (second_order_lstm §5, MODELS §7.4).
 
 Every sentence is scored by its full log-probability under the language model: Σ log p(w_i)
 over its words and a final ``.`` (LM_syneval's "full_sent" analysis), read after ``<eos>`` (how
 the stream models saw the start of a line) from a zero state. A pair is correct when the
 grammatical sentence scores strictly higher. Words outside the vocabulary become ``<unk>``.
 
-The 19 sub-categories of seed 000: 10 agreement and 3 reflexive cases (animate and inanimate
-templates joined), and the two NPI cases scored three ways on their triples (grammatical,
+The 19 sub-categories of second_order_lstm: 10 agreement and 3 reflexive cases (animate and
+inanimate templates joined), and the two NPI cases scored three ways on their triples (grammatical,
 intrusive, ungrammatical): G>I, I>U and G>U.
 """
 

@@ -1,8 +1,9 @@
 """Text evaluation (MODELS.md §7.1): mean NLL per token, bits per character, average CE, and
-seed 003's per-position analyses (loss by character position in a word, prediction examples).
+general_second_order's per-position analyses (loss by character position in a word, prediction
+examples).
 
 ``framing`` says how a sentence becomes (inputs, targets): ``"eos"`` scores x_1..x_n <eos> after
-<eos> x_1..x_n (seed 001); ``"none"`` scores x_2..x_n after x_1..x_{n-1} (seed 003).
+<eos> x_1..x_n (multi_matrix); ``"none"`` scores x_2..x_n after x_1..x_{n-1} (general_second_order).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ WORD_BOUNDARY = "_"
 
 @dataclass(frozen=True)
 class TextResult:
-    loss: float  # mean NLL in nats per scored token (= seed 001's "average CE" on words)
+    loss: float  # mean NLL in nats per scored token (= multi_matrix's "average CE" on words)
     tokens: int  # scored tokens
     chars: int  # characters covered by the scored tokens
     bpc: float  # total bits / chars
@@ -144,7 +145,8 @@ def position_loss(
     vocab: Sequence[str],
     device: str | torch.device = "cpu",
 ) -> list[dict]:
-    """Seed 003 Fig. 3: mean bits of predicting the character at each position of a word.
+    """general_second_order Fig. 3: mean bits of predicting the character at each position of a
+    word.
 
     Character-level ("none" framing) only; the first character of a document is never predicted.
     """
@@ -168,7 +170,8 @@ def prediction_examples(
     count: int = 5,
     device: str | torch.device = "cpu",
 ) -> list[dict]:
-    """Seed 003 Fig. 2: the first ``count`` documents' true characters and argmax predictions."""
+    """general_second_order Fig. 2: the first ``count`` documents' true characters and argmax
+    predictions."""
     examples = {}
     chosen = list(range(min(count, len(sequences))))
     for index, targets, _, predicted in scored_targets(

@@ -17,14 +17,15 @@ AWD-LSTM's names: ``dropoute`` embedding rows, ``dropouti`` input, ``dropouth`` 
 - ``mrnn``, ``mlstm`` embedding_dim, hidden_size, dropout=0.0
 - ``mmrnn``, ``mmlstm`` embedding_dim, hidden_size, num_layers=1, choices=4, dropout=0.0
 - ``second_order_rnn`` hidden_size, inner_size, use_d=True, use_e=True, activation="tanh"
-                      ("tanh" | "identity"), dropout=0.0 (seed 003: one-hot inputs, no embedding)
-- ``first_order_rnn`` hidden_size, dropout=0.0 (seed 003 baseline)
-- ``mi_rnn``          hidden_size, activation="tanh", dropout=0.0 (seed 003 baseline)
+                      ("tanh" | "identity"), dropout=0.0 (general_second_order: one-hot
+                      inputs, no embedding)
+- ``first_order_rnn`` hidden_size, dropout=0.0 (general_second_order baseline)
+- ``mi_rnn``          hidden_size, activation="tanh", dropout=0.0 (general_second_order baseline)
 - ``memory_lstm``     hidden_size (= embedding size, tied), memory ("none" | "attention" |
                       "continuous_stack" | "discrete_stack" | "multipop_stack"), slots=10,
-                      dropout, dropouti, candidate_dropout (seed 002)
+                      dropout, dropouti, candidate_dropout (memory)
 - ``awd_lstm``        embedding_dim, layer_sizes, major_proportions=None (Major-Minor layers,
-                      seed 004), minor_input="embedding", experts=0 (mixture of softmaxes),
+                      major_minor), minor_input="embedding", experts=0 (mixture of softmaxes),
                       dropout, dropouth, dropouti, dropoute, dropoutl, weight_drop,
                       tie_weights=True (AWD-LSTM, AWD-LSTM-MoS, AWD-MMLSTM-MoS)
 """

@@ -1,4 +1,4 @@
-"""Second-order LSTMs of seed 000 (MODELS.md §1.2): S LSTM cells mixed per step.
+"""Second-order LSTMs of second_order_lstm (MODELS.md §1.2): S LSTM cells mixed per step.
 
 Every cell reads the shared previous state (h_{t-1}, c_{t-1}); the new state is a convex
 combination of the cells' outputs, with weights α_t ∈ R^S per token:
@@ -205,7 +205,7 @@ class MixedLSTM(nn.Module):
         return list(self.weight_hh.detach().split(4 * self.hidden_size))
 
     def recurrent_parameters(self) -> int:
-        """S cells × (4h(e+h) + 4h), one bias vector per cell (seed 000's convention)."""
+        """S cells × (4h(e+h) + 4h), one bias vector per cell (second_order_lstm's convention)."""
         e, h = self.input_size, self.hidden_size
         return self.cells * (4 * h * (e + h) + 4 * h)
 
@@ -237,7 +237,7 @@ class AttentionMixedLSTM(MixedLSTM):
 
 
 class AttentionLSTMLM(RNNModel):
-    """Attention-based second-order LSTM: α_t = softmax(V_att x_t / τ) (seed 000 §3.2.2).
+    """Attention-based second-order LSTM: α_t = softmax(V_att x_t / τ) (second_order_lstm §3.2.2).
 
     ``temperature`` (τ) is set by ``set_epoch`` to ``temperature_decay ** epoch``; with
     ``body.hard = True``, α_t = onehot(argmax V_att x_t) and V_att gets no gradient.
@@ -295,7 +295,8 @@ class AssignmentMixedLSTM(MixedLSTM):
 
 
 class AssignmentLSTMLM(RNNModel):
-    """Assignment second-order LSTM: α_t = onehot(cell(x_t)) for a fixed map (seed 000 §3.2.1).
+    """Assignment second-order LSTM: α_t = onehot(cell(x_t)) for a fixed map (second_order_lstm
+    §3.2.1).
 
     The map is ``bracket_cell_map`` (Dyck: type a -> cell 0, type b -> cell 1, others -> 0).
     """

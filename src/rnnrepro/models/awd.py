@@ -1,5 +1,5 @@
 """AWD-LSTM language models (Merity et al. 2018), their mixture-of-softmaxes head (Yang et al.
-2018) and Major-Minor LSTM layers (seed 004), MODELS.md §5.
+2018) and Major-Minor LSTM layers (major_minor), MODELS.md §5.
 
 Every regulariser is a function of the forward pass, never a change of another module's
 parameters: ``locked_dropout`` draws one mask per column and unit for the whole window;

@@ -40,10 +40,10 @@ class RecurrentLM(nn.Module):
 
     def set_hard(self, hard: bool) -> None:
         """Test-time argmax of a soft choice (the attention LSTM's "arbitrarily low"
-        temperature, seed 000); no-op for models without one."""
+        temperature, second_order_lstm); no-op for models without one."""
 
     def recurrent_parameters(self) -> int:
-        """Number of parameters in the recurrent cell(s) only (seed 000's convention)."""
+        """Number of parameters in the recurrent cell(s) only (second_order_lstm's convention)."""
         raise NotImplementedError
 
     def num_parameters(self, trainable_only: bool = True) -> int:

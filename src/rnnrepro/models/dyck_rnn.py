@@ -1,4 +1,4 @@
-"""Dyck-RNN (MODELS §2.1, seed 001 §4.2): a linear RNN whose hidden state is a stack.
+"""Dyck-RNN (MODELS §2.1, multi_matrix §4.2): a linear RNN whose hidden state is a stack.
 
 The hidden state holds m slots of size d (top = slot 0). Per step, with input embedding x_t:
 

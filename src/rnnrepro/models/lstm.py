@@ -1,4 +1,4 @@
-"""Baseline LSTM language model (seed 000 §3.1, MODELS.md §1.1), after pytorch/examples."""
+"""Baseline LSTM language model (second_order_lstm §3.1, MODELS.md §1.1), after pytorch/examples."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class LSTMBody(nn.Module):
         return x, (torch.cat(hs), torch.cat(cs))
 
     def recurrent_parameters(self) -> int:
-        """Σ over layers of 4h(in+h) + 4h: one bias vector per gate (seed 000's convention;
+        """Σ over layers of 4h(in+h) + 4h: one bias vector per gate (second_order_lstm's convention;
         nn.LSTM itself holds two, b_ih and b_hh, so ``num_parameters`` counts 4h more per layer)."""
         e, h = self.input_size, self.hidden_size
         return sum(4 * h * (n_in + h) + 4 * h for n_in in [e] + [h] * (self.num_layers - 1))

@@ -1,4 +1,4 @@
-"""Multiplicative RNN and LSTM (mRNN, mLSTM; MODELS §2.2), seed 001's baselines.
+"""Multiplicative RNN and LSTM (mRNN, mLSTM; MODELS §2.2), multi_matrix's baselines.
 
 With W_mh dropped (h = m, MODELS §2.2 [A]) the input-dependent transition is
 

@@ -1,11 +1,11 @@
-"""Vanilla (Elman, tanh) RNN language model (MODELS §0.1, seed 001 baseline).
+"""Vanilla (Elman, tanh) RNN language model (MODELS §0.1, multi_matrix baseline).
 
 The recurrence is ``TanhRNN``, an ``nn.RNN`` (same parameters, state and results) whose time loop
 is a hand-written BPTT (``TanhRecurrence``): on CPU, ``nn.RNN`` records several autograd nodes per
 step (about 4x the time of ``nn.LSTM``, which runs as one oneDNN call, at the Dyck size).
 
-Seed 001's language models (this one, mRNN/mLSTM and mmRNN/mmLSTM) are ``RNNModel``s with
-dropout on h before the output layer (seed 001 §5.3).
+multi_matrix's language models (this one, mRNN/mLSTM and mmRNN/mmLSTM) are ``RNNModel``s with
+dropout on h before the output layer (multi_matrix §5.3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 003's models (MODELS §4.1): the general second-order RNN and its two baselines.
+"""general_second_order's models (MODELS §4.1): the general second-order RNN and its two baselines.
 
 Inputs are one-hot over the vocabulary, so every matrix applied to x_t is an embedding lookup
 (precomputed for all steps before the time loop). With h_0 = 0 and φ ∈ {tanh, identity}:
@@ -126,9 +126,10 @@ class SecondOrderRecurrence(torch.autograd.Function):
 
 
 class OneHotRecurrence(nn.Module):
-    """Body of seed 003's models (an ``RNNModel`` without embedding): a recurrence over one-hot
-    tokens. Subclasses implement ``recurrence(tokens [T, B], h0 [B, h]) -> h [T, B, h]``.
-    State: h [B, h] after the last step (h_0 = 0 when ``state`` is None).
+    """Body of general_second_order's models (an ``RNNModel`` without embedding): a recurrence
+    over one-hot tokens. Subclasses implement
+    ``recurrence(tokens [T, B], h0 [B, h]) -> h [T, B, h]``. State: h [B, h] after the last
+    step (h_0 = 0 when ``state`` is None).
     """
 
     def __init__(self, vocab_size: int, hidden_size: int, activation: str):
@@ -213,7 +214,7 @@ class MIRNN(OneHotRecurrence):
     Parameters: ``U`` Embedding(V, h), ``W`` [h, h], ``alpha``, ``beta1``, ``beta2`` (init 1),
     ``b`` (init 0), decoder Linear(h, V). Count h² + (2V + 4)h + V; ``recurrent_parameters`` =
     all but the decoder. Equals the general model with m = h, A = diag(α), B = U, C = W,
-    D = diag(β1) U, E = diag(β2) W, f = b (seed 003 eqs. 10-12).
+    D = diag(β1) U, E = diag(β2) W, f = b (general_second_order eqs. 10-12).
     """
 
     def __init__(self, vocab_size: int, hidden_size: int, activation: str = "tanh"):

@@ -1,4 +1,4 @@
-"""Seed 002's Linzen agreement outputs: Table 2 (accuracy by attractors, overall accuracy and
+"""memory's Linzen agreement outputs: Table 2 (accuracy by attractors, overall accuracy and
 perplexity beside the paper), Figure 2 (Venn diagram of the three models' mistakes) and Table 3
 (one example per pattern of mistakes)."""
 

@@ -1,4 +1,5 @@
-"""Model analyses of seed 000: principal angles between cells (PABS) and attention heatmaps."""
+"""Model analyses of second_order_lstm: principal angles between cells (PABS) and attention
+heatmaps."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def attention_heatmap(
 def stack_actions(
     model, ids: Sequence[int] | torch.Tensor, batch_size: int, bptt: int, bins: int = 20
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Seed 002 Fig. 3: the multipop stack's 2(K + 1) action probabilities at every step of a
+    """memory Fig. 3: the multipop stack's 2(K + 1) action probabilities at every step of a
     token stream (``batch_size`` columns, BPTT windows, state carried, evaluation mode).
 
     Returns (per state STAY_k / PUSH_k: how often it is the most probable, and its mean

@@ -1,4 +1,4 @@
-"""Configuration tables (seed 004 Tables IV and V): the settings the pipeline resolves from
+"""Configuration tables (major_minor Tables IV and V): the settings the pipeline resolves from
 config.yaml for a model, next to the hyper-parameters the paper prints, row by row."""
 
 from __future__ import annotations

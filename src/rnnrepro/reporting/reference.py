@@ -22,7 +22,7 @@ def load_reference(
 
     ``table`` is one label (``"Table 1"``) or several (``["Table 1", "Section 4.1"]``).
     A reference ``dataset`` is either one dataset or a family whose runs are on its folds
-    (``ptb_lines_unigram`` for ``ptb_lines_unigram_fold1`` ...; see ``tables.dataset_family``).
+    (``ptb_lines_unigram`` for ``ptb_lines_unigram_fold1`` ...; see ``rnnrepro.data.names``).
     """
     path = files("rnnrepro.reporting") / "paper_numbers.csv"
     with path.open(encoding="utf-8") as handle:

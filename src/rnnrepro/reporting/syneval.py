@@ -1,5 +1,5 @@
-"""Seed 000 Table 3: syntactic-evaluation accuracies of the WikiText-2 models, side by side,
-with the paper's four NPI comparisons next to ours."""
+"""second_order_lstm Table 3: syntactic-evaluation accuracies of the WikiText-2 models, side by
+side, with the paper's four NPI comparisons next to ours."""
 
 from __future__ import annotations
 

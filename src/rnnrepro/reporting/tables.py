@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from rnnrepro.data import names
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 
 # metric name -> tolerance kind; kinds missing from the tolerances get the verdict "info"
@@ -61,7 +61,6 @@ SPLIT_METRICS = (
     "rare_distances",
     "distances",
 )
-FOLD_SUFFIX = re.compile(r"_fold(\d+)$")
 TABLE_COLUMNS = [
     "experiment",
     "dataset",
@@ -108,17 +107,6 @@ BOUND_CHECKS = {
 }
 
 
-def dataset_family(dataset: str) -> str:
-    """The cross-validation family of a fold dataset (``x_fold3`` -> ``x``); others unchanged."""
-    return FOLD_SUFFIX.sub("", dataset)
-
-
-def dataset_fold(dataset: str) -> int | None:
-    """The fold number of a fold dataset (``x_fold3`` -> 3), else None."""
-    match = FOLD_SUFFIX.search(dataset)
-    return int(match[1]) if match else None
-
-
 def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
     """One row per run from its ``metrics.json``; columns named like the reference metrics.
 
@@ -132,8 +120,9 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
         row = {key: m[key] for key in ("experiment", "dataset", "model", "seed")}
         row["stage"] = m.get("stage", "train")
         row["diverged"] = bool(m.get("diverged", False))
-        row["family"] = dataset_family(m["dataset"])
-        row["fold"] = dataset_fold(m["dataset"])
+        dataset = names.parse(m["dataset"])
+        row["family"] = dataset.unfolded
+        row["fold"] = dataset.fold
         row["scale"] = m.get("scale") or ""
         for split in ("val", "test"):
             for name in SPLIT_METRICS:
@@ -177,17 +166,19 @@ def search_summary(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 def search_lines(summary: pd.DataFrame) -> list[str]:
     """Markdown section on the random search behind the table (none without a search)."""
-    if summary.empty:
-        return []
-    return [
-        "",
-        "## Random search",
-        "",
-        "Each searched run is its chosen trial: the lowest validation loss of `trials` trials "
-        "(`diverged` of them ended at a NaN/inf loss); the sampled settings of the chosen one:",
-        "",
-        *markdown_lines(summary),
-    ]
+    return section("Random search", SEARCH_TEXT, summary)
+
+
+SEARCH_TEXT = (
+    "Each searched run is its chosen trial: the lowest validation loss of `trials` trials "
+    "(`diverged` of them ended at a NaN/inf loss); the sampled settings of the chosen one:"
+)
+
+
+def section(title: str, text: str, df: pd.DataFrame) -> list[str]:
+    """Markdown lines of a section after a table: its title, a paragraph and a table of ``df``
+    (none when ``df`` is empty)."""
+    return [] if df.empty else ["", f"## {title}", "", text, "", *markdown_lines(df)]
 
 
 def robust_wcpa_lines(runs: pd.DataFrame, min_events: int) -> list[str]:
@@ -350,7 +341,7 @@ def build_table(
     if runs.empty:
         runs = pd.DataFrame(columns=["experiment", "dataset", "family", "model", *METRIC_KIND])
     if "family" not in runs:
-        runs = runs.assign(family=runs["dataset"].map(dataset_family))
+        runs = runs.assign(family=[names.parse(d).unfolded for d in runs["dataset"]])
     out = []
     for _, ref in reference_rows.iterrows():
         metric = ref["metric"]
@@ -425,10 +416,11 @@ SOFT_CHOICE_ARCHITECTURES = ("attention_lstm",)
 
 
 def describe_readings(paths: Iterable[str | Path]) -> str | None:
-    """Which readings of the plateau LR decay and of early stopping the runs used (seed 000's
-    "LR decay of 0.5 with patience 3" and "early stopping after 6 epochs of increasing
-    validation perplexity" can be read two ways; ``rnnrepro.procedures``), and for the attention
-    LSTM at which temperature it validated (not stated), or None when no run decays its LR."""
+    """Which readings of the plateau LR decay and of early stopping the runs used
+    (second_order_lstm's "LR decay of 0.5 with patience 3" and "early stopping after 6 epochs of
+    increasing validation perplexity" can be read two ways; ``rnnrepro.procedures``), and for the
+    attention LSTM at which temperature it validated (not stated), or None when no run decays its
+    LR."""
     readings: dict[str, int] = {}
     for path in paths:
         metrics = json.loads(Path(path).read_text())

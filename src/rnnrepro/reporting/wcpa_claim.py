@@ -1,4 +1,4 @@
-"""Seed 000's Fig. 3 claim, checked on the per-epoch histories of every seed: the attention
+"""second_order_lstm's Fig. 3 claim, checked on the per-epoch histories of every seed: the attention
 LSTM learns (validation) WCPA faster and more steadily than the baseline LSTM, and trains in
 fewer epochs.
 

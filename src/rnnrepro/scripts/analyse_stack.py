@@ -1,4 +1,4 @@
-"""Stack-action statistics of a multipop stack LM on a test stream (seed 002 Figure 3).
+"""Stack-action statistics of a multipop stack LM on a test stream (memory Figure 3).
 
 Example:
     python -m rnnrepro.scripts.analyse_stack --model model.pt --test test.txt \\

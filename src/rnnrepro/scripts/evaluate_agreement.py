@@ -1,4 +1,4 @@
-"""Score Linzen's number-agreement items with a trained word-level LM (seed 002 Table 2).
+"""Score Linzen's number-agreement items with a trained word-level LM (memory Table 2).
 
 Example:
     python -m rnnrepro.scripts.evaluate_agreement --model model.pt \\

@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     device = select_device(args.device)
     model, record = load_model(args.model)
     model.to(device)
-    # Seed 000 tests the attention model with an "arbitrarily low" temperature: hard argmax.
+    # second_order_lstm tests the attention model with an "arbitrarily low" temperature: hard
+    # argmax.
     model.set_hard(True)
     run = record["run"]
     k, m = run["dyck"]["k"], run["dyck"]["m"]

@@ -1,4 +1,4 @@
-"""Score Marvin & Linzen's sentence pairs with a trained word-level LM (seed 000 Table 3).
+"""Score Marvin & Linzen's sentence pairs with a trained word-level LM (second_order_lstm Table 3).
 
 Example:
     python -m rnnrepro.scripts.evaluate_syneval --model model.pt \\

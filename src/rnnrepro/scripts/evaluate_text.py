@@ -1,7 +1,7 @@
 """Evaluate a trained text model on validation and test: mean NLL, BPC or average CE.
 
-With ``--out-positions`` / ``--out-examples`` (seed 003, character documents) also write the test
-loss by character position in a word (Fig. 3) and prediction examples (Fig. 2).
+With ``--out-positions`` / ``--out-examples`` (general_second_order, character documents) also
+write the test loss by character position in a word (Fig. 3) and prediction examples (Fig. 2).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 
 from rnnrepro.data import text
 from rnnrepro.data.batching import read_stream
+from rnnrepro.data.text import encode
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_summary
 from rnnrepro.evaluation.text import (
@@ -22,7 +23,6 @@ from rnnrepro.evaluation.text import (
 )
 from rnnrepro.fileio import atomic_open, write_text_atomic
 from rnnrepro.models import load_model
-from rnnrepro.tasks import encode
 
 
 def main(argv: list[str] | None = None) -> None:

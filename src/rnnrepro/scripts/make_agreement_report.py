@@ -1,8 +1,8 @@
-"""Seed 002's Linzen agreement report: Table 2, the Figure 2 Venn diagram and Table 3.
+"""memory's Linzen agreement report: Table 2, the Figure 2 Venn diagram and Table 3.
 
 Example:
     python -m rnnrepro.scripts.make_agreement_report --models lstm_920 attention_10 \\
-        multipop_stack --summaries */agreement.json --items */agreement_items.csv \\
+        multipop_stack --summaries */agreement.json --scored-items */agreement_items.csv \\
         --scale paper --out-table-csv t2.csv --out-table-md t2.md --out-venn fig2.png \\
         --out-venn-csv fig2.csv --out-examples t3.md
 """
@@ -22,7 +22,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs=3, required=True, help="the three models, in order")
     parser.add_argument("--summaries", nargs="+", required=True, help="agreement.json files")
-    parser.add_argument("--items", nargs="+", required=True, help="agreement_items.csv files")
+    parser.add_argument(
+        "--scored-items", nargs="+", required=True, help="agreement_items.csv files"
+    )
     parser.add_argument("--accuracy-tolerance", type=float, default=0.05, help="absolute")
     parser.add_argument("--ppl-tolerance", type=float, default=0.01, help="relative")
     parser.add_argument("--scale", default="paper")
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         body,
     )
 
-    items = pd.concat([pd.read_csv(p) for p in args.items], ignore_index=True)
+    items = pd.concat([pd.read_csv(p) for p in args.scored_items], ignore_index=True)
     wrong = agreement.mistakes(items, args.models)
     counts = agreement.venn_counts(wrong, args.models)
     paper = load_reference("memory", "Figure 2").set_index("metric")["value"]

@@ -1,4 +1,4 @@
-"""Write a configuration table (seed 004 Tables IV, V): the paper's hyper-parameters next to the
+"""Write a configuration table (major_minor Tables IV, V): the paper's hyper-parameters next to the
 settings config.yaml resolves to, as CSV and Markdown.
 
 ``--settings`` is JSON mapping "dataset/model/stage" to a run's resolved ``training``,

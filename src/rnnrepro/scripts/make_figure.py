@@ -1,29 +1,25 @@
-"""Draw one seed-000 or seed-003 figure from run outputs.
+"""Draw one figure of a kind (``rnnrepro.reporting.figures.FIGURES``) from run outputs.
 
-Seed 000 kinds: ldpa (ldpa.csv files, Fig. 2), val_wcpa (history.csv files, Fig. 3),
-pabs (principal-angle CSVs, Fig. 4), heatmap (attention-heatmap CSVs, Fig. 6).
-Seed 003 kinds: ratio (metrics.json of the |m|/|h| sweep runs, Fig. 1), examples (metrics.json
-and examples.json of the candidate runs, Fig. 2), position_loss (metrics.json and
-position_loss.csv of the candidate runs, Fig. 3); the last two draw the best model's best run
-(lowest mean test BPC over its folds × seeds, then its lowest-BPC run).
-Every input carries its run identity (experiment, dataset, model, seed, stage) in its own
-columns or fields; none is parsed from paths (a run's files are paired by their directory).
+Kinds: ldpa (ldpa.csv files), val_wcpa (history.csv files), pabs (principal-angle CSVs),
+heatmap (attention-heatmap CSVs), ratio (metrics.json of an |m|/|h| sweep), examples and
+position_loss (metrics.json with examples.json or position_loss.csv of the candidate runs: the
+best model's best run is drawn), stack_actions (one run's stack_states.csv and
+stack_max_prob.csv). Which runs, labels and notes a paper's figure takes is declared in its
+catalogue (``rnnrepro.papers``). Every input carries its run identity in its own columns or
+fields; none is parsed from paths (a run's files are paired by their directory).
 
 Example:
     python -m rnnrepro.scripts.make_figure ldpa \\
-        --inputs results/runs/second_order_lstm/*/*/seed*/ldpa.csv --out fig2_ldpa.png
-    python -m rnnrepro.scripts.make_figure position_loss \\
-        --inputs results/runs/general_second_order/*unigram*/so_*/seed*/*.{json,csv} \\
-        --out fig3_position_loss.png
+        --inputs results/runs/second_order_lstm/*/*/seed*/ldpa.csv --out fig2_ldpa.png \\
+        --labels '{"lstm": "Baseline LSTM"}'
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 
-from rnnrepro.reporting.figures import FIGURES
-
-EVENT_KINDS = ("ldpa", "val_wcpa")  # figures that take --min-events
+from rnnrepro.reporting.figures import FIGURES, Style
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -40,15 +36,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--min-events",
         type=int,
-        help="ldpa, val_wcpa: the robust WCPA's threshold (config dyck.wcpa_min_events)",
+        help="the robust WCPA's threshold (config dyck.wcpa_min_events), for the kinds that "
+        "draw it (ldpa, val_wcpa)",
     )
+    parser.add_argument("--labels", default="{}", help="JSON: model -> legend label")
     args = parser.parse_args(argv)
-    options = {}
-    if args.kind in EVENT_KINDS:
-        options["min_events"] = args.min_events
-    elif args.min_events is not None:
-        parser.error(f"--min-events applies to {', '.join(EVENT_KINDS)}, not {args.kind}")
-    FIGURES[args.kind](args.inputs, args.out, notes=args.note, **options)
+    style = Style(notes=args.note, labels=json.loads(args.labels), min_events=args.min_events)
+    FIGURES[args.kind](args.inputs, args.out, style)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Seed 000 Table 3: the syntactic evaluation of the WikiText-2 models, against the paper.
+"""second_order_lstm Table 3: the syntactic evaluation of the WikiText-2 models, against the paper.
 
 Example:
     python -m rnnrepro.scripts.make_syneval_table \\
@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tolerance", type=float, default=0.05, help="absolute, on accuracy")
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--note", action="append", default=[], help="line under the title")
+    parser.add_argument("--title", default="second_order_lstm Table 3: paper vs reproduction")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
     args = parser.parse_args(argv)
@@ -43,8 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         categories,
         args.out_csv,
         args.out_md,
-        "second_order_lstm Table 3 (syntactic evaluation, WikiText-2 models): "
-        "paper vs reproduction",
+        args.title,
         args.note,
         notes,
     )

@@ -8,7 +8,8 @@ Example:
 A reference row whose dataset is a cross-validation family (``ptb_lines_unigram``) is compared
 with the runs on its folds (``ptb_lines_unigram_fold1`` ...): mean ± std over folds × seeds.
 ``--note`` (repeatable) puts a line under the title, e.g. the scale's reductions. The orderings
-the paper states about the table (``reporting.orderings``) follow it, checked on the means.
+the paper states about the table (its catalogue, ``rnnrepro.papers``) follow it, checked on the
+means.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rnnrepro import papers
 from rnnrepro.data.sources import unpublished
-from rnnrepro.reporting.orderings import check_orderings, ordering_lines, orderings_for
+from rnnrepro.reporting.orderings import check_orderings, ordering_lines
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import (
     build_table,
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     table = build_table(reference, runs, floors, tolerances, args.scale)
     run_scales = set(runs["scale"]) - {""} if "scale" in runs else set()
     orderings = check_orderings(
-        orderings_for(args.paper, args.table), table, run_scales or {args.scale}
+        papers.orderings(args.paper, args.table), table, run_scales or {args.scale}
     )
     title = args.title or f"{args.paper} {table_label or '(all tables)'}: paper vs reproduction"
     notes = [

@@ -1,4 +1,4 @@
-"""Split Linzen's agreement data set into an LM corpus and test dependencies (seed 002 Table 2).
+"""Split Linzen's agreement data set into an LM corpus and test dependencies (memory Table 2).
 
 Example:
     python -m rnnrepro.scripts.prepare_linzen --deps agr_50_mostcommon_10K.tsv.gz \\

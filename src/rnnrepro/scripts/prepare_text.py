@@ -1,4 +1,5 @@
-"""Prepare the Penn Treebank datasets: seed-001 word/char PTB, seed-003 lines and folds.
+"""Prepare the Penn Treebank datasets: multi_matrix word/char PTB, general_second_order lines and
+folds.
 
 Every dataset directory gets {train,val,test}.txt (one sequence per line, tokens separated by
 single spaces) and vocab.txt (one token per line, in id order).
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ptb = sub.add_parser("ptb", help="seed 001: word or char PTB, one sentence per line")
+    ptb = sub.add_parser("ptb", help="multi_matrix: word or char PTB, one sentence per line")
     ptb.add_argument("--level", choices=["word", "char"], required=True)
     for split in ("train", "valid", "test"):
         ptb.add_argument(f"--{split}", required=True, help=f"raw PTB {split} file")
@@ -102,13 +103,17 @@ def main(argv: list[str] | None = None) -> None:
     _slicing(stream)
     stream.set_defaults(run=_stream)
 
-    lines = sub.add_parser("lines", help="seed 003: normalised word-PTB lines (all splits)")
+    lines = sub.add_parser(
+        "lines", help="general_second_order: normalised word-PTB lines (all splits)"
+    )
     for split in ("train", "valid", "test"):
         lines.add_argument(f"--{split}", required=True, help=f"raw word-PTB {split} file")
     lines.add_argument("--out", required=True)
     lines.set_defaults(run=_lines)
 
-    fold = sub.add_parser("folds", help="seed 003: one cross-validation fold, tokenised")
+    fold = sub.add_parser(
+        "folds", help="general_second_order: one cross-validation fold, tokenised"
+    )
     fold.add_argument("--lines", required=True, help="output of the 'lines' command")
     fold.add_argument("--tokenization", choices=sorted(text.TOKENIZERS), required=True)
     fold.add_argument(

@@ -11,6 +11,7 @@ import argparse
 import csv
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -21,13 +22,7 @@ from rnnrepro.fileio import atomic_open
 from rnnrepro.models import build_model, read_model_file, save_model
 from rnnrepro.procedures import Procedure
 from rnnrepro.tasks import make_task
-from rnnrepro.training import (
-    HISTORY_COLUMNS,
-    NonFiniteLoss,
-    TrainingInterrupted,
-    seed_everything,
-    train,
-)
+from rnnrepro.training import NonFiniteLoss, TrainingInterrupted, seed_everything, train
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -64,11 +59,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def write_history(rows: list[dict], path: str, identity: dict) -> None:
-    """history.csv: one row per epoch, the run's identity in its first columns."""
+def write_history(
+    rows: list[dict], path: str, identity: dict, history_columns: Sequence[str]
+) -> None:
+    """history.csv: one row per epoch, the run's identity in its first columns, then the task's
+    ``history_columns``, then the tags and any other keys of the rows in order of appearance."""
     with atomic_open(path, "w", newline="") as f:
-        extra = [k for row in rows for k in row if k not in HISTORY_COLUMNS]
-        columns = [*identity, *HISTORY_COLUMNS, *dict.fromkeys(extra)]
+        extra = [k for row in rows for k in row if k not in history_columns]
+        columns = [*identity, *history_columns, *dict.fromkeys(extra)]
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         writer.writerows({**identity, **row} for row in rows)
@@ -148,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     model.load_state_dict(best_state)
     Path(args.out_model).parent.mkdir(parents=True, exist_ok=True)
-    write_history(result.history, args.out_history, identity)
+    write_history(result.history, args.out_history, identity, task.history_columns)
     save_model(
         model.cpu(),
         args.out_model,

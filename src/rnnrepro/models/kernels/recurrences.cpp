@@ -184,7 +184,7 @@ inline void lstm_backward(int64_t n, const T* __restrict__ gates, const T* __res
 }
 
 // ------------------------------------------------------------------------------------------
-// Mixed LSTM (seed 000): S cells on the shared state (h, c), mixed by alpha each step.
+// Mixed LSTM (second_order_lstm): S cells on the shared state (h, c), mixed by alpha each step.
 //   xw [T, B, 4Sh] (gate-major o, i, f, g; then cell; then unit), alpha [T, B, S],
 //   w_t [h, 4Sh] (weight_hh transposed), h0, c0 [B, h], mask [T, B, h] or empty (dropout on g)
 // Returns hs [T, B, h], cs [T, B, h] (mixed states), acts [T, B, 4Sh] (activated gates, g
@@ -350,7 +350,7 @@ std::vector<Tensor> mixed_lstm_backward(Tensor d_hs, Tensor d_c_last, Tensor alp
 }
 
 // ------------------------------------------------------------------------------------------
-// Multiplicative RNN/LSTM (seed 001): pre_t = x_pre_t + W_hm (x_m_t * h_{t-1}).
+// Multiplicative RNN/LSTM (multi_matrix): pre_t = x_pre_t + W_hm (x_m_t * h_{t-1}).
 //   x_pre [T, B, Gn] (G = 1: tanh RNN; G = 4: LSTM gates i, f, o, g), x_m [T, B, n] or empty
 //   (then m = h_{t-1}: the plain tanh RNN), w_t [n, Gn] (W_hm transposed), h0 [B, n],
 //   c0 [B, n] or empty (RNN).
@@ -477,7 +477,7 @@ std::vector<Tensor> multiplicative_backward(Tensor grad_h, Tensor grad_c, Tensor
 }
 
 // ------------------------------------------------------------------------------------------
-// Multi-matrix RNN/LSTM (seed 001): G groups (1: tanh RNN; 4: LSTM gates i, f, o, g) of K
+// Multi-matrix RNN/LSTM (multi_matrix): G groups (1: tanh RNN; 4: LSTM gates i, f, o, g) of K
 // choice matrices, mixed by v_t = softmax(x_v_t + W_vh h_{t-1} + W_vv v_{t-1}) per group.
 //   x_pre [T, B, Gn], x_v [T, B, GK], h0 [B, n], c0 [B, n] or empty, v0 [B, GK],
 //   choices [G, K, n, n] (W_g[k], row = output unit), w_vh [GK, n], w_vv [GK, GK]
@@ -680,7 +680,7 @@ std::vector<Tensor> multi_matrix_backward(Tensor grad_h, Tensor grad_v, Tensor g
 }
 
 // ------------------------------------------------------------------------------------------
-// Dyck-RNN stack (seed 001): h_t = g_t [x_t; h_{t-1}[0:m-1]] + (1 - g_t) [h_{t-1}[1:m]; 0].
+// Dyck-RNN stack (multi_matrix): h_t = g_t [x_t; h_{t-1}[0:m-1]] + (1 - g_t) [h_{t-1}[1:m]; 0].
 //   x [T, B, d] (embeddings), gate [T, B] (g_t), h0 [B, m, d]; returns stacks [T, B, m, d].
 
 template <typename T>

@@ -1,0 +1,191 @@
+"""What a paper catalogue declares: its outputs, the runs they read, the maker of each, and
+the orderings a paper states (no torch or pandas import: the workflow reads them to plan)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from rnnrepro import config as cfg
+
+
+@dataclass(frozen=True)
+class Maker:
+    """How a generic report rule makes an output: the script it runs, the script's option for
+    each per-run file it reads, and which of its outputs are figures (PNG under results/figures;
+    ``True``: all) rather than tables (CSV and Markdown under results/tables)."""
+
+    script: str
+    options: Mapping[str, str]
+    figures: bool | tuple[str, ...] = ()
+
+
+MAKERS = {
+    "compare": Maker("make_table", {"metrics.json": "metrics", "history.csv": "histories"}),
+    "wcpa_claim": Maker("check_wcpa_claim", {"history.csv": "histories"}),
+    "syneval": Maker("make_syneval_table", {"syneval.csv": "results"}),
+    "config": Maker("make_config_table", {}),
+    # Linzen agreement: one job writes the table, the Venn figure and the examples (by kind)
+    "agreement": Maker(
+        "make_agreement_report",
+        {"agreement.json": "summaries", "agreement_items.csv": "scored_items"},
+        figures=("venn",),
+    ),
+    "figure": Maker("make_figure", {}, figures=True),
+}
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs an output reads: an experiment's runs on datasets of ``families`` (all of its
+    families when empty), of the ``models`` named (all when empty), of an ``architecture``,
+    whose resolved hyper-parameters hold every item of ``hparams``, whose parameter budget sets
+    ``budget_key``; ``first_seed`` keeps the experiment's first seed only; ``searched=False``
+    only models without a random search. One run per seed: a
+    searched model's trials count as the run they search for."""
+
+    experiment: str
+    families: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    architecture: str | None = None
+    hparams: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    budget_key: str | None = None
+    first_seed: bool = False
+    searched: bool | None = None
+
+    def select(self, config: dict) -> list[cfg.Run]:
+        runs = []
+        for run in cfg.runs(config, self.experiment):
+            if self.families and cfg.family(run.dataset) not in self.families:
+                continue
+            if self.models and run.model not in self.models:
+                continue
+            if self.first_seed and run.seed != cfg.seeds(config, run.experiment)[0]:
+                continue
+            trials = cfg.search_trials(config, run.experiment, run.model)
+            if self.searched is not None and self.searched != (trials != [None]):
+                continue
+            if self.architecture or self.hparams or self.budget_key:
+                settings = cfg.run_config(config, run.experiment, run.dataset, run.model)
+                if self.architecture and settings["architecture"] != self.architecture:
+                    continue
+                if any(settings["hparams"].get(k) != v for k, v in self.hparams.items()):
+                    continue
+                if self.budget_key and self.budget_key not in settings.get("budget", {}):
+                    continue
+            runs.append(replace(run, trial=None))
+        return list(dict.fromkeys(runs))
+
+
+@dataclass(frozen=True)
+class Output:
+    """One table or figure of a paper.
+
+    ``name``: its file stem (results/tables/<name>.md, results/figures/<name>.png); ``maker``:
+    a key of ``MAKERS``, and for a figure its ``kind`` (``reporting.figures.FIGURES``);
+    ``runs``: a ``Runs`` or a function of the config giving the runs; ``files``: the per-run
+    files read; ``track``: whose scale reductions its notes state (``dyck`` or ``text``);
+    ``labels``: its ``paper_numbers.csv`` table labels; ``families``: only the reference rows
+    of these dataset families (as the selected scale expands them); ``stages``: every stage of
+    each run and its dynamic evaluation; ``corpus``: the corpus whose downloaded files its title
+    checks against the published ones; ``orderings``: the orderings the paper states about it;
+    ``model_labels``: model -> legend label; ``optional``: a target only when it has runs;
+    ``groups``: further targets it belongs to (e.g. the ``dyck`` track); ``parts``: the other
+    outputs its maker writes with it, by role.
+    """
+
+    name: str
+    title: str
+    caption: str
+    maker: str
+    runs: Runs | Callable[[dict], list[cfg.Run]] | None = None
+    files: tuple[str, ...] = ()
+    kind: str | None = None
+    track: str = "text"
+    labels: tuple[str, ...] = ()
+    families: tuple[str, ...] | None = None
+    stages: bool = False
+    corpus: str | None = None
+    orderings: tuple[Ordering, ...] = ()
+    model_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    optional: bool = False
+    groups: tuple[str, ...] = ()
+    parts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    paper: str = ""  # set by ``papers.catalogue``: the key of the catalogue declaring it
+
+    @property
+    def is_figure(self) -> bool:
+        figures = MAKERS[self.maker].figures
+        return figures is True or self.kind in figures
+
+    @property
+    def path(self) -> str:
+        """The file a target names: the Markdown table or the PNG figure."""
+        return (
+            f"results/figures/{self.name}.png"
+            if self.is_figure
+            else f"results/tables/{self.name}.md"
+        )
+
+    def __post_init__(self) -> None:
+        # captions are written as docstrings are: indented lines, paragraphs apart
+        object.__setattr__(self, "caption", inspect.cleandoc(self.caption))
+
+    def select(self, config: dict) -> list[cfg.Run]:
+        """The runs it reads at the config's scale."""
+        if self.runs is None:
+            return []
+        return self.runs.select(config) if isinstance(self.runs, Runs) else self.runs(config)
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """Every model of ``better`` has a lower ``metric`` than every model of ``worse``.
+
+    With ``better_than`` / ``worse_than`` (a second pair of groups) it is instead a claim on
+    gaps: ``mean(worse) - mean(better)`` exceeds ``mean(worse_than) - mean(better_than)``.
+    """
+
+    name: str
+    source: str
+    better: tuple[str, ...]
+    worse: tuple[str, ...]
+    better_than: tuple[str, ...] = ()
+    worse_than: tuple[str, ...] = ()
+    metric: str = "test_bpc"
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return self.better + self.worse + self.better_than + self.worse_than
+
+    def margin(self, values: Mapping[str, float]) -> float:
+        """How far the ordering holds on ``values`` (model -> metric): positive when it does."""
+        if self.better_than:
+            return _gap(values, self.better, self.worse) - _gap(
+                values, self.better_than, self.worse_than
+            )
+        return min(values[m] for m in self.worse) - max(values[m] for m in self.better)
+
+    def check(self) -> str:
+        """The check in words, e.g. ``max(a, b) < min(c, d)``."""
+        if self.better_than:
+            return (
+                f"{_mean(self.worse)} − {_mean(self.better)} > "
+                f"{_mean(self.worse_than)} − {_mean(self.better_than)}"
+            )
+        return f"{_extreme('max', self.better)} < {_extreme('min', self.worse)}"
+
+
+def _gap(values: Mapping[str, float], better: tuple[str, ...], worse: tuple[str, ...]) -> float:
+    """mean(worse) - mean(better)."""
+    return sum(values[m] for m in worse) / len(worse) - sum(values[m] for m in better) / len(better)
+
+
+def _mean(models: tuple[str, ...]) -> str:
+    return models[0] if len(models) == 1 else f"mean({', '.join(models)})"
+
+
+def _extreme(name: str, models: tuple[str, ...]) -> str:
+    return models[0] if len(models) == 1 else f"{name}({', '.join(models)})"

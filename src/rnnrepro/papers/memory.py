@@ -1,0 +1,105 @@
+"""memory: attention and stack memories for LSTM language models (Table 1 on PTB and
+WikiText-2; Fig. 3, the multipop stack's actions; Tables 2-3 and Fig. 2, Linzen agreement)."""
+
+from rnnrepro import config as cfg
+from rnnrepro.papers.base import Output, Runs
+
+
+def agreement_runs(config: dict) -> list[cfg.Run]:
+    """The runs of the models ``experiments.memory.agreement`` names, on its corpus (none when
+    it is not configured)."""
+    agreement = config["experiments"].get("memory", {}).get("agreement")
+    if not agreement:
+        return []
+    models = list(agreement["models"])
+    runs = Runs("memory", (agreement["corpus"],), tuple(models)).select(config)
+    return sorted(runs, key=lambda run: models.index(run.model))  # the configured order
+
+
+def agreement(name: str, kind: str, **declared: object) -> Output:
+    """One of the three agreement outputs (Table 2, the Venn figure, Table 3) that one job
+    makes from the scored items of ``agreement_runs`` (by ``kind``: table, venn, examples)."""
+    files = ("agreement.json", "agreement_items.csv")
+    return Output(
+        name,
+        maker="agreement",
+        kind=kind,
+        runs=agreement_runs,
+        files=files,
+        optional=True,
+        **declared,
+    )
+
+
+OUTPUTS = (
+    Output(
+        "memory_table1",
+        title="memory Table 1 (PTB and WikiText-2 perplexity): paper vs reproduction",
+        caption="""memory, Table 1: one-layer tied LSTM language models with no memory (d = 650
+        and 920), attention over the previous K states (K = 1, 3, 5, 10, 15), and the
+        single-computation discrete and continuous stacks and the multipop adaptive stack (K =
+        10), on PTB and WikiText-2 read as streams (batch 32, BPTT 35, RMSprop, dropout 0.6,
+        recurrent dropout 0.1). Each model's learning rate and l2 come from a random search (lr
+        in [0.004, 0.009], l2 in [1e-4, 5e-4]); a run's numbers are those of its trial with the
+        lowest validation loss, and the section under the table lists how many trials ran and
+        the chosen settings. One row per published number: validation/test perplexity and total
+        parameter count (the paper prints it to two significant digits). **reproduced** is mean
+        ± sample std over seeds, **delta** = reproduced mean − paper. **verdict**: *match*
+        within tolerance, *differs*, *missing* (no run); at a reduced scale every verdict names
+        the scale.""",
+        maker="compare",
+        runs=Runs("memory", ("ptb_stream", "wikitext2")),
+        files=("metrics.json",),
+        labels=("Table 1",),
+        families=("ptb_stream", "wikitext2"),
+    ),
+    Output(
+        "memory_fig3_stack_actions",
+        title="Stack actions of the multipop stack on the WikiText-2 test stream",
+        caption="""memory, Figure 3: the multipop adaptive stack's 22 actions (STAY_k and PUSH_k
+        after k pops, k = 0..10) on the WikiText-2 test stream (10 columns, BPTT windows, state
+        carried). Left: how often each action is the most probable (log scale; STAY red, PUSH
+        blue). Right: the distribution of the largest action probability per step. The paper
+        finds that most words are not pushed and that the distribution is rarely peaked.""",
+        maker="figure",
+        kind="stack_actions",
+        # the multipop stack's actions on the WikiText-2 test stream (first seed)
+        runs=Runs("memory", ("wikitext2",), hparams={"memory": "multipop_stack"}, first_seed=True),
+        files=("stack_states.csv", "stack_max_prob.csv"),
+        optional=True,
+    ),
+    # One job makes the three agreement outputs (Table 2, Fig. 2 and Table 3), by kind.
+    agreement(
+        "memory_table2",
+        "table",
+        title="memory Table 2 (Linzen number agreement): paper vs reproduction",
+        caption="""memory, Table 2: Linzen et al. (2016) number agreement of the paper's three
+        language models (LSTM-920, attention K = 10, multipop stack). The paper trains them on
+        Linzen's training split, which we could not obtain: the models here are the ones named
+        in the title (by default the WikiText-2 runs of Table 1; Linzen's sentences are
+        Wikipedia's), and every row says so. An item is right when the verb form of the
+        subject's number is the more probable after the prefix: 0 attractors and the overall
+        accuracy on the subj_agr_filtered items (the verb's two forms), 1-5 attractors on
+        numpred.test.N (homogeneous intervention; singular against plural probability mass of
+        the verb pairs, as those files give no verb); perplexity on the subj_agr_filtered
+        sentences.""",
+        labels=("Table 2",),
+    ),
+    agreement(
+        "memory_fig2_venn",
+        "venn",
+        title="Venn diagram of the three models' agreement mistakes",
+        caption="""memory, Figure 2: how many agreement items each of the three models gets
+        wrong, alone or together (items scored by all three, first seed). The paper's counts
+        (6,115 shared by all, 3,942 LSTM only, 1,938 stack only, 2,534 attention only; on about
+        1.4M test items) are in memory_fig2_venn.csv next to ours.""",
+        labels=("Figure 2",),
+    ),
+    agreement(
+        "memory_table3",
+        "examples",
+        title="memory Table 3 (examples of mistakes)",
+        caption="""memory, Table 3: one agreement item for each pattern of mistakes of the three
+        models (the first by file and line), as the paper's rows: ✗ wrong, ✓ right.""",
+    ),
+)

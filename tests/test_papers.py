@@ -1,0 +1,133 @@
+"""The paper catalogues: each output declared once, its runs chosen by what they are (never by
+a pattern on a name), and a new table made by declaring it in one catalogue."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from pipeline_utils import ROOT, base_config
+
+from rnnrepro import config as cfg
+from rnnrepro import papers
+from rnnrepro.reporting.figures import FIGURES
+from rnnrepro.reporting.reference import load_reference
+
+
+def smoke() -> dict:
+    return {**base_config(), "scale": "smoke"}
+
+
+def test_every_output_is_declared_once_with_a_maker_a_caption_and_paper_numbers():
+    outputs = papers.outputs()
+    assert len(outputs) == 28
+    for output in outputs.values():
+        assert output.paper in papers.KEYS and output.name.startswith(output.paper)
+        assert output.caption and output.title
+        if output.maker == "figure":
+            assert output.kind in FIGURES, output.name
+        if output.labels:  # the numbers it is compared with exist
+            assert not load_reference(output.paper, list(output.labels)).empty, output.name
+    assert [o.paper for o in papers.catalogue("memory")] == ["memory"] * 5
+
+
+def test_runs_are_chosen_by_family_architecture_hyper_parameters_and_budget():
+    config = smoke()
+    outputs = papers.outputs()
+
+    def models(name: str) -> list[str]:
+        return sorted({run.model for run in outputs[name].select(config)})
+
+    # architecture attention_lstm on Dyck: the 2-cell model (the 5-cell one is WikiText-2's)
+    assert models("second_order_lstm_fig4_pabs") == ["attention_lstm"]
+    assert models("second_order_lstm_fig5_pabs_wikitext2") == ["attention_lstm", "attention_lstm_5"]
+    heatmap = outputs["second_order_lstm_fig6_heatmap_wikitext2"].select(config)
+    assert [(r.model, r.seed) for r in heatmap] == [("attention_lstm_5", 1)]  # cells: 5, seed 1
+    assert models("memory_fig3_stack_actions") == ["multipop_stack"]  # hparams memory
+    ratio = models("general_second_order_fig1_ratio")  # budget sets a ratio
+    assert len(ratio) == 8 and all(m.startswith("ratio_") for m in ratio)
+    # one run per seed: a searched model's trials are the run they search for
+    memory = outputs["memory_table1"].select(config)
+    assert memory and all(run.trial is None for run in memory)
+    # the agreement models in the configured order; none without agreement
+    assert [r.model for r in outputs["memory_table2"].select(config)] == [
+        "lstm_920",
+        "attention_10",
+        "multipop_stack",
+    ]
+    del config["experiments"]["memory"]["agreement"]
+    assert "results/tables/memory_table2.md" not in papers.targets(config)
+
+
+def test_targets_and_groups_come_from_the_catalogues():
+    config = smoke()
+    dyck = papers.targets(config, "dyck")
+    assert "results/tables/multi_matrix_table2_dyck.md" in dyck  # a group spans papers
+    assert all("wikitext2" not in target for target in dyck)
+    assert papers.groups() == [*papers.KEYS, "dyck", "wikitext2"]
+    assert set(papers.targets(config)) == {o.path for o in papers.outputs().values()}
+
+
+def test_a_table_declared_in_one_catalogue_is_planned_and_built(tmp_path):
+    """Adding a table is one edit: an Output in its paper's catalogue (here a configuration
+    table, which needs no training) appears in the paper's target and is made by the generic
+    table rule."""
+    repo = tmp_path / "repo"
+    for part in ("src", "workflow", "envs"):
+        shutil.copytree(ROOT / part, repo / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("Snakefile", "config.yaml"):
+        shutil.copy(ROOT / part, repo / part)
+    catalogue = repo / "src/rnnrepro/papers/major_minor.py"
+    catalogue.write_text(
+        catalogue.read_text()
+        + """
+OUTPUTS += (
+    Output(
+        "major_minor_table4_ptb",
+        title="major_minor Table IV on PTB only: paper vs config.yaml",
+        caption="The AWD-MMLSTM-MoS settings of the PTB runs.",
+        maker="config",
+        runs=Runs("major_minor", ("ptb_stream",)),
+        labels=("Table IV",),
+    ),
+)
+"""
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "config.yaml").write_text(yaml.safe_dump(smoke()))
+    env = {**os.environ, "PYTHONPATH": str(repo / "src")}  # the jobs import the edited copy
+
+    def snakemake(*args: str) -> str:
+        cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile")]
+        cmd += ["--directory", str(work), "--cores", "1", *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout + proc.stderr
+
+    target = "results/tables/major_minor_table4_ptb.md"
+    assert target in snakemake("major_minor", "-n")
+    snakemake(target)
+    md = (work / target).read_text()
+    assert md.startswith("# major_minor Table IV on PTB only: paper vs config.yaml")
+    rows = [
+        line
+        for line in md.splitlines()
+        if line.startswith("| ptb_stream") or line.startswith("| wikitext2")
+    ]
+    # the paper's WikiText-2 rows are there, but only the PTB runs' settings were read
+    assert all("not configured" in row for row in rows if row.startswith("| wikitext2"))
+    assert any("not configured" not in row for row in rows if row.startswith("| ptb_stream"))
+    assert (work / target).with_suffix(".csv").exists()
+
+
+@pytest.mark.parametrize("family", [*cfg.FAMILIES])
+def test_selecting_runs_by_family_never_reads_another(family):
+    config = smoke()
+    for experiment in config["experiments"]:
+        for run in papers.Runs(experiment, (family,)).select(config):
+            assert cfg.family(run.dataset) == family

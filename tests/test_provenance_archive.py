@@ -1,0 +1,126 @@
+"""benchmarks/track_archive.py: an archived run's code against this checkout's, for manifests
+of syntax digests and for the byte digests recorded before them."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import shutil
+import subprocess
+
+import pytest
+from pipeline_utils import ROOT
+
+from rnnrepro import config as cfg
+from rnnrepro.provenance import DIGEST_KIND, byte_digest, code_digest
+
+
+def _track_archive():
+    """benchmarks/track_archive.py as a module (benchmarks are scripts, not a package)."""
+    path = ROOT / "benchmarks" / "track_archive.py"
+    spec = importlib.util.spec_from_file_location("track_archive", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ta = _track_archive()
+RUN = cfg.Run("multi_matrix", "dyck_m4", "lstm", 1)
+
+
+def git(repo, *args) -> str:
+    command = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    return subprocess.run([*command, *args], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A git repository holding a commit of the package sources, and that commit."""
+    repo = tmp_path / "repo"
+    shutil.copytree(
+        ROOT / "src/rnnrepro", repo / "src/rnnrepro", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    git(repo, "init", "-q")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "sources")
+    return repo, git(repo, "rev-parse", "--short", "HEAD").strip()
+
+
+@pytest.fixture(scope="module")
+def config():
+    return ta.load_config(ROOT / "config.yaml", "smoke")
+
+
+def row_of(repo, config, commit, digest=code_digest, kind=""):
+    """A manifest row of RUN made at ``commit`` (the sources in ``repo`` now)."""
+    fingerprint = ta.fingerprint(config, RUN, repo)
+    architecture = cfg.architecture(config, RUN.experiment, RUN.model)
+    codes = ta.code_digests(architecture, RUN.dataset, repo / "src/rnnrepro", digest)
+    return {**fingerprint, **codes, "commit": commit, "digest": kind}
+
+
+def changes(row, repo, config):
+    code_digest.cache_clear()
+    byte_digest.cache_clear()
+    return ta.code_changes(row, RUN, config, repo, ta.Commits(repo))
+
+
+def append(path, text):
+    path.write_text(path.read_text() + text)
+
+
+def test_syntax_rows_ignore_comments_and_see_code(checkout, config):
+    repo, commit = checkout
+    row = row_of(repo, config, commit, kind=DIGEST_KIND)
+    assert changes(row, repo, config) == ([], "")
+    append(repo / "src/rnnrepro/training.py", "\n# a comment\n")
+    assert changes(row, repo, config) == ([], "")
+    append(repo / "src/rnnrepro/scripts/evaluate_dyck.py", "\n_EDITED = 1\n")
+    assert changes(row, repo, config) == (["code_evaluate"], "")
+    append(repo / "src/rnnrepro/training.py", "\n_EDITED = 1\n")
+    assert "code_train" in changes(row, repo, config)[0]
+
+
+def test_byte_rows_are_compared_by_the_syntax_of_their_commit(checkout, config):
+    """A row of the old kind (byte digests, no digest column): its commit's sources reproduce
+    the recorded digests, so their syntax is compared with this checkout's; a comment is no
+    change, code is."""
+    repo, commit = checkout
+    row = row_of(repo, config, commit, byte_digest)
+    del row["digest"]  # manifests written before the column
+    append(repo / "src/rnnrepro/training.py", "\n# a comment\n")
+    assert changes(row, repo, config) == ([], "")
+    append(repo / "src/rnnrepro/training.py", "\n_EDITED = 1\n")
+    assert changes(row, repo, config)[0] == ["code_train"]  # evaluation does not import it
+
+
+def test_byte_rows_fall_back_to_bytes(checkout, config):
+    """Without the commit, or when the commit is not the recorded code (a checkout with
+    uncommitted edits when saved), bytes are compared with bytes, and the note says so."""
+    repo, commit = checkout
+    row = row_of(repo, config, "0123456", byte_digest)
+    note = "byte digests compared: commit '0123456' is not in this repository"
+    assert changes(row, repo, config) == ([], note)
+    append(repo / "src/rnnrepro/training.py", "\n# a comment\n")
+    code, note = changes(row, repo, config)
+    assert "code_train" in code and "not in this repository" in note
+    row = row_of(repo, config, commit, byte_digest)  # the edited bytes, not the commit's
+    code, note = changes(row, repo, config)
+    assert code == [] and "does not hold the recorded code" in note
+
+
+@pytest.mark.parametrize("archive", ["fold1", "dyck_paper"])
+def test_the_archived_manifests_are_their_commits_code(archive):
+    """Every row of the paper-scale archives records the byte digests of its commit's sources:
+    the commit column names the code that trained, scored and analysed the run."""
+    with (ROOT / f"benchmarks/results/{archive}/manifest.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    commits = ta.Commits(ROOT)
+    for row in rows:
+        root = commits.root(row["commit"])
+        if root is None:
+            pytest.skip(f"commit {row['commit']} is not in this clone")
+        architecture = json.loads(row["settings"])["architecture"]
+        recorded = {key: row[key] for key in ("code_train", "code_evaluate", "code_analyse")}
+        assert ta.code_digests(architecture, row["dataset"], root, byte_digest) == recorded, row
