@@ -124,7 +124,7 @@ def venn_figure(counts: Mapping[str, int], models: Sequence[str], items: int, pa
     import matplotlib.pyplot as plt
     from matplotlib.patches import Circle
 
-    from rnnrepro.reporting.figures import _save as save_figure  # footer with the notes
+    from rnnrepro.reporting.figures.base import save as save_figure  # footer with the notes
 
     a, b, c = models
     centres = {a: (-0.6, 0.35), b: (0.6, 0.35), c: (0.0, -0.65)}
