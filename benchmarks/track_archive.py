@@ -1,8 +1,9 @@
 """Keep a long paper-scale track's runs across machines that do not last.
 
-The paper-scale Dyck track and seed 003's fold-1 Table 1 take longer than one of our sessions,
-and each session starts on a fresh machine. ``save`` copies every finished run of a Snakemake
-directory (its model file, history, metrics and analyses: tens of kB) into an archive with a
+The paper-scale Dyck track and general_second_order's fold-1 Table 1 take longer than one of our
+sessions, and each session starts on a fresh machine. ``save`` copies every finished run of a
+Snakemake directory (its model file, history, metrics and analyses: tens of kB) into an archive
+with a
 manifest: the run's identity and settings, the digests of the code that trained, scored and
 analysed it, its training time, the commit and the machine. It also keeps the last checkpoint
 of each unfinished run (every piece of its state, ``rnnrepro.training``).
@@ -11,13 +12,23 @@ of each unfinished run (every piece of its state, ``rnnrepro.training``).
 inputs, so that Snakemake finds them complete, and puts the checkpoints where the unfinished
 runs resume from them (``train`` itself refuses a checkpoint of other code). What the current
 checkout would make differently is not restored: a run whose settings or training code changed
-runs again, and a changed evaluation or analysis script redoes only that step.
+runs again, and a changed evaluation or analysis script redoes only that step. With
+``--keep-runs-of-other-code`` a finished run whose training code changed but whose settings did
+not is restored all the same, trained by the code of the commit its manifest row names (said
+per run); its evaluation and analysis are still redone where their code changed.
+
+Code is compared by ``rnnrepro.provenance.code_digest`` (syntax trees: comments, docstrings and
+formatting do not count). Rows saved before it record ``byte_digest``s (no ``digest`` column):
+for those, the sources of the row's commit are taken from git, and when their byte digests are
+the recorded ones, their syntax digests are compared with this checkout's; failing that (the
+commit is not in this repository), bytes are compared with bytes.
 
     python benchmarks/track_archive.py save --directory runs/dyck-paper \\
         [--source <checkout the runs used>] [--archive benchmarks/results/dyck_paper] \\
         [--scale paper]
     python benchmarks/track_archive.py restore --directory runs/dyck-paper \\
-        [--archive benchmarks/results/dyck_paper] [--scale paper] [--data-mirror DIR]
+        [--archive benchmarks/results/dyck_paper] [--scale paper] [--data-mirror DIR] \\
+        [--keep-runs-of-other-code]
     python benchmarks/track_archive.py status [--archive ...] [--scale paper] \\
         [--family dyck] [--experiment NAME ...]
 
@@ -34,6 +45,7 @@ from __future__ import annotations
 import argparse
 import calendar
 import csv
+import filecmp
 import json
 import os
 import platform
@@ -41,6 +53,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,7 +61,7 @@ import torch
 import yaml
 
 from rnnrepro import config as cfg
-from rnnrepro.provenance import code_digest, model_module
+from rnnrepro.provenance import DIGEST_KIND, byte_digest, code_digest, model_module
 
 REPO = Path(__file__).resolve().parent.parent
 # The files a finished run may hold, in the order they are made, and the step making each.
@@ -64,6 +77,8 @@ FILES = {
 }
 STEPS = ("train", "evaluate", "analyse")
 MANIFEST = "manifest.csv"
+# Beside a run restored with --keep-runs-of-other-code: its manifest row (which code trained it)
+KEPT = ".kept_from_archive.json"
 COLUMNS = [
     "experiment",
     "dataset",
@@ -79,6 +94,7 @@ COLUMNS = [
     "commit",
     "host",
     "saved_at",
+    "digest",
 ]
 SEGMENT_COLUMNS = [
     "started",
@@ -111,19 +127,77 @@ def step_scripts(dataset: str) -> dict[str, str]:
     return {"train": "train", "evaluate": "evaluate_text", "analyse": "evaluate_text"}
 
 
+def code_digests(architecture: str, dataset: str, root: Path, digest=code_digest) -> dict:
+    """``code_<step>``: the digest of each step's code for a run of ``architecture`` on
+    ``dataset``, in the package sources ``root``."""
+    module = model_module(architecture, root)
+    return {
+        f"code_{step}": digest(f"scripts/{script}.py", module, root=root)
+        for step, script in step_scripts(dataset).items()
+    }
+
+
 def fingerprint(config: dict, run: cfg.Run, source: Path) -> dict:
     """The run's scale, resolved settings and code digest of each step, in checkout ``source``."""
-    root = source / "src" / "rnnrepro"
-    module = model_module(cfg.architecture(config, run.experiment, run.model), root)
     settings = cfg.run_config(config, run.experiment, run.dataset, run.model)
+    architecture = cfg.architecture(config, run.experiment, run.model)
     return {
         "scale": config["scale"],
         "settings": json.dumps(settings, sort_keys=True),
-        **{
-            f"code_{step}": code_digest(f"scripts/{script}.py", module, root=root)
-            for step, script in step_scripts(run.dataset).items()
-        },
+        **code_digests(architecture, run.dataset, source / "src" / "rnnrepro"),
     }
+
+
+class Commits:
+    """The package sources of past commits of the git repository ``repo``, each taken out once
+    (``git archive``) into a temporary directory; None for a commit the repository lacks."""
+
+    def __init__(self, repo: Path):
+        self.repo, self.roots, self.directory = repo, {}, None
+
+    def root(self, commit: str) -> Path | None:
+        if commit not in self.roots:
+            self.roots[commit] = None
+            tar = subprocess.run(
+                ["git", "-C", str(self.repo), "archive", f"{commit}^{{commit}}", "src/rnnrepro"],
+                capture_output=True,
+            )
+            if commit and tar.returncode == 0:
+                if self.directory is None:
+                    self.directory = tempfile.TemporaryDirectory(prefix="track_archive-")
+                out = Path(self.directory.name) / commit
+                out.mkdir()
+                subprocess.run(["tar", "-x", "-C", str(out)], input=tar.stdout, check=True)
+                self.roots[commit] = out / "src" / "rnnrepro"
+        return self.roots[commit]
+
+
+def code_changes(row: dict, run: cfg.Run, config: dict, source: Path, commits: Commits):
+    """The steps (``code_<step>``) whose code in checkout ``source`` is not the code the
+    manifest row records, and how that was told (a note, empty for syntax digests)."""
+    root = source / "src" / "rnnrepro"
+    architecture = cfg.architecture(config, run.experiment, run.model)
+    recorded = {f"code_{step}": row[f"code_{step}"] for step in step_scripts(run.dataset)}
+    if (row.get("digest") or "bytes") == DIGEST_KIND:
+        now = code_digests(architecture, run.dataset, root)
+        return [key for key in now if recorded[key] != now[key]], ""
+    # byte digests: the syntax of the row's commit, if its bytes are the code recorded
+    then, past = None, commits.root(row["commit"])
+    if past is not None:
+        ran = json.loads(row["settings"]).get("architecture", architecture)
+        try:
+            if code_digests(ran, run.dataset, past, byte_digest) == recorded:
+                then = code_digests(ran, run.dataset, past)
+        except (FileNotFoundError, KeyError, LookupError, SyntaxError):
+            pass
+    if then is None:
+        now = code_digests(architecture, run.dataset, root, byte_digest)
+        note = f"byte digests compared: commit {row['commit']!r} does not hold the recorded code"
+        if past is None:
+            note = f"byte digests compared: commit {row['commit']!r} is not in this repository"
+        return [key for key in now if recorded[key] != now[key]], note
+    now = code_digests(architecture, run.dataset, root)
+    return [key for key in now if then[key] != now[key]], ""
 
 
 def single_stage_runs(config: dict) -> list[cfg.Run]:
@@ -166,6 +240,7 @@ def save(
     manifest = read_manifest(archive)
     finished_before = len(manifest)
     added = kept = 0
+    commits = Commits(source)
     for run in single_stage_runs(config):
         run_dir = directory / "results" / "runs" / run.path
         kept_checkpoint = archive / "checkpoints" / f"{run.path}.pt"
@@ -190,9 +265,26 @@ def save(
             "commit": commit,
             "host": host,
             "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "digest": DIGEST_KIND,
         }
         known = manifest.get(run.path)
         if known and all(known[k] == str(row[k]) for k in SAME_RUN):
+            continue
+        archived = archive / run.path / "model.pt"
+        same_model = known and archived.exists()
+        same_model = same_model and filecmp.cmp(archived, run_dir / "model.pt", shallow=False)
+        changes = code_changes(known, run, config, source, commits)[0] if same_model else []
+        if same_model and not changes:
+            continue
+        kept_row = json.loads((run_dir / KEPT).read_text()) if (run_dir / KEPT).exists() else {}
+        if kept_row.get("train_seconds") != row["train_seconds"]:
+            kept_row = {}  # trained again since it was restored
+        if kept_row or "code_train" in changes:
+            # restored with --keep-runs-of-other-code: this checkout did not train it
+            print(
+                f"save: {run.path}: trained by commit {(kept_row or known)['commit']}'s code, "
+                "other than this checkout's: not saved (the archive it came from keeps it)"
+            )
             continue
         out = archive / run.path
         out.mkdir(parents=True, exist_ok=True)
@@ -229,7 +321,14 @@ def record_segment(archive: Path, started: str, paused: int, note: str, *row) ->
         writer.writerow([started, stamp, round(now - start), *row, paused, note])
 
 
-def restore(directory: Path, archive: Path, config: dict, configfile: Path, extra: list) -> None:
+def restore(
+    directory: Path,
+    archive: Path,
+    config: dict,
+    configfile: Path,
+    extra: list,
+    keep_other_code: bool = False,
+) -> None:
     manifest = read_manifest(archive)
     checkpoints = sorted((archive / "checkpoints").rglob("*.pt"))
     if not manifest and not checkpoints:
@@ -251,6 +350,8 @@ def restore(directory: Path, archive: Path, config: dict, configfile: Path, extr
     command += ["--configfile", str(configfile), "--config", f"scale={config['scale']}", *extra]
     subprocess.run(command, check=True)
     restored = resumable = 0
+    kept: list[str] = []
+    commits = Commits(REPO)
     for path, run in sorted(runs.items()):
         now = fingerprint(config, run, REPO)
         row = manifest.get(path)
@@ -261,22 +362,46 @@ def restore(directory: Path, archive: Path, config: dict, configfile: Path, extr
                 shutil.copyfile(archive / "checkpoints" / f"{path}.pt", target)
                 resumable += 1
             continue
-        changed = [key for key in now if row[key] != now[key]]
-        if changed:
-            print(f"restore: {path}: {', '.join(changed)} changed since it ran")
-        if {"scale", "settings", "code_train"} & set(changed):
+        changed = [key for key in ("scale", "settings") if row[key] != now[key]]
+        code, note = code_changes(row, run, config, REPO, commits)
+        changed += code
+        said = f"{', '.join(changed)} changed since it ran (commit {row['commit']}"
+        said += f"; {note})" if note else ")"
+        if {"scale", "settings"} & set(changed):
+            print(f"restore: {path}: {said}: trains again")
             continue
+        if "code_train" in changed and not keep_other_code:
+            print(f"restore: {path}: {said}: trains again (--keep-runs-of-other-code keeps it)")
+            continue
+        if "code_train" in changed:
+            redone = [key.removeprefix("code_") for key in code if key != "code_train"]
+            print(
+                f"restore: {path}: {said}: kept as trained by commit {row['commit']}'s code"
+                f"{'; ' + ' and '.join(redone) + ' redone' if redone else ''}"
+            )
+            kept.append(path)
+            (directory / "results" / "runs" / path).mkdir(parents=True, exist_ok=True)
+            (directory / "results" / "runs" / path / KEPT).write_text(json.dumps(row, indent=1))
+        elif changed:
+            print(f"restore: {path}: {said}: {' and '.join(k[5:] for k in code)} redone")
         target = directory / "results" / "runs" / path
         if (target / "metrics.json").exists():
             continue
         target.mkdir(parents=True, exist_ok=True)
         stamp = time.time()
         for name, step in FILES.items():
-            if f"code_{step}" not in changed and (archive / path / name).exists():
+            if (step == "train" or f"code_{step}" not in changed) and (
+                archive / path / name
+            ).exists():
                 shutil.copyfile(archive / path / name, target / name)
                 os.utime(target / name, (stamp + STEPS.index(step), stamp + STEPS.index(step)))
         restored += 1
     print(f"restore: {restored} finished run(s) and {resumable} checkpoint(s) into {directory}")
+    if kept:
+        print(
+            f"restore: {len(kept)} of them trained by other training code than this checkout's "
+            "(--keep-runs-of-other-code): their tables are of that code's training"
+        )
 
 
 def steady_seconds(history: Path) -> float:
@@ -335,6 +460,13 @@ def main() -> None:
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--data-mirror", help="restore: the pipeline's data_mirror")
     parser.add_argument(
+        "--keep-runs-of-other-code",
+        action="store_true",
+        help="restore: also restore finished runs whose settings are this checkout's but whose "
+        "training code is not (each is named with the commit that trained it); evaluation and "
+        "analysis whose code changed are still redone",
+    )
+    parser.add_argument(
         "--segment-start",
         help="save: when this stretch of the track started (UTC, 2026-11-25T00:00:00Z): its wall "
         "time is recorded in segments.csv",
@@ -363,7 +495,9 @@ def main() -> None:
         save(args.directory, args.archive, source, config, segment)
     else:
         extra = [f"data_mirror={args.data_mirror}"] if args.data_mirror else []
-        restore(args.directory, args.archive, config, configfile, extra)
+        restore(
+            args.directory, args.archive, config, configfile, extra, args.keep_runs_of_other_code
+        )
 
 
 if __name__ == "__main__":

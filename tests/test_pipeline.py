@@ -178,7 +178,9 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
         command = [sys.executable, str(ROOT / "benchmarks/track_archive.py"), action, *extra]
         command += ["--directory", str(workdir), "--archive", str(tmp_path / name)]
         command += ["--configfile", str(workdir / "config.yaml"), "--scale", "smoke"]
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        proc = subprocess.run(command, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return proc.stdout
 
     archive("save", smoke_run, smoke_config())
     manifest = pd.read_csv(tmp_path / "archive/manifest.csv")
@@ -255,10 +257,13 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     # saved again, the kept run's row still names the code that trained it
     run_snakemake(keep, smoke_config(), f"results/runs/{other}/metrics.json")
     out = archive("save", keep, smoke_config(), "other")
-    assert f"save: {other}: the archived training (commit abc1234" in out, out
+    assert f"save: {other}: trained by commit abc1234's code, other than" in out, out
     assert "save: 0 run(s) added" in out, out
     with (tmp_path / "other/manifest.csv").open() as f:
         assert list(csv.DictReader(f)) == rows
+    out = archive("save", keep, smoke_config(), "elsewhere")  # nor into another archive
+    assert f"save: {other}: trained by commit abc1234's code" in out, out
+    assert "save: 19 run(s) added" in out, out
 
     # an unfinished run: only its checkpoint (here, of its last epoch) exists
     run = "second_order_lstm/dyck_m4/attention_lstm/seed1"

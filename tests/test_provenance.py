@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 
 import pytest
 from pipeline_utils import ROOT, base_config, run_snakemake
 
-from rnnrepro.provenance import closure, code_digest, imports, model_module
+from rnnrepro.provenance import byte_digest, closure, code_digest, imports, model_module
 
 PKG = ROOT / "src/rnnrepro"
 
@@ -44,13 +45,98 @@ def test_digest_changes_with_the_code_a_job_runs(package):
     lstm = ("scripts/train.py", model_module("lstm", package))
     rnn = ("scripts/train.py", model_module("rnn", package))
     before = code_digest(*lstm, root=package), code_digest(*rnn, root=package)
-    (package / "models/lstm.py").write_text((package / "models/lstm.py").read_text() + "#\n")
+    (package / "models/lstm.py").write_text((package / "models/lstm.py").read_text() + "X = 1\n")
     code_digest.cache_clear()
     after = code_digest(*lstm, root=package), code_digest(*rnn, root=package)
     assert after[0] != before[0] and after[1] == before[1]
-    (package / "training.py").write_text((package / "training.py").read_text() + "#\n")
+    (package / "training.py").write_text((package / "training.py").read_text() + "X = 1\n")
     code_digest.cache_clear()
     assert code_digest(*rnn, root=package) != before[1]
+
+
+def edit(path, old, new):
+    """Replace the first ``old`` in ``path`` by ``new`` (and forget the cached digests)."""
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+    code_digest.cache_clear()
+    byte_digest.cache_clear()
+
+
+def test_comments_docstrings_and_formatting_change_no_digest(package):
+    """The digest is of syntax trees without docstrings: comments, docstrings (added, edited,
+    their quotes), blank lines and line breaks leave it; the byte digest (what archives recorded
+    before) changes with each."""
+    job = ("scripts/train.py", model_module("lstm", package))
+    digest, by_bytes = code_digest(*job, root=package), byte_digest(*job, root=package)
+    training = package / "training.py"
+    text = training.read_text()
+    assert text.startswith('"""')
+    end = text.index('"""', 3) + 3
+    text = "'''An edited module docstring.'''" + text[end:]  # another docstring, other quotes
+    text = text.replace("\n\n\n", "\n\n\n# a new comment\n\n", 1) + "\n\n\n# trailing comment\n"
+    training.write_text(text)
+    edit(
+        training,
+        "from __future__ import annotations",
+        "from __future__ import (\n    annotations\n)",
+    )
+    lstm = package / "models/lstm.py"
+    source = lstm.read_text()
+    function = next(
+        n
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.FunctionDef) and ast.get_docstring(n) is None
+    )
+    first = function.body[0]
+    indent = " " * first.col_offset
+    added = f'{indent}"""An added docstring,\n{indent}over two lines."""  # and a comment\n'
+    lines = source.splitlines(keepends=True)
+    lstm.write_text("".join(lines[: first.lineno - 1] + [added] + lines[first.lineno - 1 :]))
+    code_digest.cache_clear()
+    byte_digest.cache_clear()
+    assert byte_digest(*job, root=package) != by_bytes
+    assert code_digest(*job, root=package) == digest
+
+
+@pytest.mark.parametrize(
+    "module,old,new",
+    [
+        ("training.py", "\nimport ", "\nimport math  # new\nimport "),  # an import added
+        ("models/lstm.py", "\nclass ", "\nX = 'a string'\n\n\nclass "),  # a statement added
+        ("models/lstm.py", "\nclass ", "\n'not a docstring: not the first statement'\nclass "),
+        ("models/lstm.py", "self.", "self._added = None\n        self."),
+        ("training.py", " + ", " - "),  # one operator
+        ("training.py", "import torch", "import torch as torch"),  # an alias
+    ],
+)
+def test_any_code_edit_changes_the_digest(package, module, old, new):
+    job = ("scripts/train.py", model_module("lstm", package))
+    digest = code_digest(*job, root=package)
+    edit(package / module, old, new)
+    assert code_digest(*job, root=package) != digest
+
+
+def test_a_changed_constant_changes_the_digest(package):
+    job = ("scripts/train.py", model_module("lstm", package))
+    digest = code_digest(*job, root=package)
+    training = package / "training.py"
+    source = training.read_text()
+    number = next(
+        n
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.Constant) and type(n.value) is int and n.value > 1
+    )
+    lines = source.splitlines(keepends=True)
+    line = lines[number.lineno - 1]
+    end = number.end_col_offset
+    lines[number.lineno - 1] = line[: number.col_offset] + str(number.value + 1) + line[end:]
+    training.write_text("".join(lines))
+    code_digest.cache_clear()
+    assert code_digest(*job, root=package) != digest
+    training.write_text(source)
+    code_digest.cache_clear()
+    assert code_digest(*job, root=package) == digest
 
 
 def test_compiled_sources_count_for_the_models_built_on_them(package):
@@ -110,11 +196,13 @@ def test_editing_a_model_module_reruns_only_its_runs(tmp_path):
 
     assert planned() == {}  # nothing changed, nothing runs
     module = repo / "src/rnnrepro/models/dyck_rnn.py"
-    module.write_text(module.read_text() + "\n# an edit\n")
+    module.write_text(module.read_text() + "\n\n# a comment\n")
+    assert planned() == {}  # comments and formatting are not code
+    module.write_text(module.read_text() + "\n_EDITED = True\n")
     assert planned() == {"train": 1, "evaluate_dyck": 1}  # dyck_rnn only
     run_snakemake(work, config, *targets, snakefile=repo / "Snakefile")
     log = (work / "results/logs/train/multi_matrix/dyck_m4/dyck_rnn/seed1.log").read_text()
     assert "it belongs to other settings, data or code" in log  # trained afresh, not resumed
     core = repo / "src/rnnrepro/training.py"
-    core.write_text(core.read_text() + "\n# an edit\n")
+    core.write_text(core.read_text() + "\n_EDITED = True\n")
     assert planned() == {"train": 2, "evaluate_dyck": 2}

@@ -6,6 +6,12 @@ the entry modules and of every package module they import, followed transitively
 static imports. Editing one model's module changes the digest of exactly the runs of that model;
 editing the training core changes the digest of every training job.
 
+The digest is of the modules' syntax trees without their docstrings, not of their bytes: a
+comment, a docstring, blank lines, line breaks or quotes change no digest, so they rerun
+nothing; any change of what the code does (a statement, a name, a constant, an annotation, the
+order of definitions) does. ``byte_digest`` is the digest of the files' bytes that archives
+saved until 2026-11-27 record (``benchmarks/track_archive.py``).
+
 Model modules are imported lazily by name (``rnnrepro.models.build_model``), so they never enter
 another module's closure through the registry: each training job names its model's module.
 Pure Python (no torch): the Snakefile imports it.
@@ -106,9 +112,15 @@ def closure(entries: tuple[str, ...], root: Path = ROOT) -> list[Path]:
     return sorted(seen)
 
 
+DIGEST_KIND = "syntax"
+"""What ``code_digest`` hashes (archives record it beside their digests); ``byte_digest``'s is
+``"bytes"``."""
+
+
 def _source(path: Path, root: Path) -> bytes:
-    """The bytes that count for ``path``: all of it, except the model registry's literal in
-    models/__init__.py (adding a model must not rerun the others; each job names its module)."""
+    """The bytes that count for ``path`` in ``byte_digest``: all of it, except the model
+    registry's literal in models/__init__.py (adding a model must not rerun the others; each
+    job names its module)."""
     data = path.read_bytes()
     if path != root / "models/__init__.py":
         return data
@@ -117,14 +129,74 @@ def _source(path: Path, root: Path) -> bytes:
     return b"".join(lines[: node.lineno - 1] + lines[node.end_lineno :])
 
 
+def _syntax(path: Path, root: Path) -> bytes:
+    """What counts for ``path`` in ``code_digest``: a Python module's syntax tree without
+    docstrings and positions (and, in models/__init__.py, without the registry's literal); the
+    bytes of any other file (the C++ sources in ``DIGEST_FILES``)."""
+    if path.suffix != ".py":
+        return path.read_bytes()
+    return _tree_text(path, root, path.read_text(encoding="utf-8")).encode()
+
+
 @cache
-def code_digest(*entries: str, root: Path = ROOT) -> str:
-    """sha256 (first 16 hex digits) of the sources in ``closure(entries)`` (the raw bytes, so
-    the digest is the same on every Python version)."""
+def _tree_text(path: Path, root: Path, source: str) -> str:
+    tree = ast.parse(source, str(path))
+    if path == root / "models/__init__.py":
+        tree.body = [node for node in tree.body if not _is_registry(node)]
+    for node in list(ast.walk(tree)):
+        if isinstance(node, _DOCUMENTED) and node.body and _is_docstring(node.body[0]):
+            node.body = node.body[1:]
+    return _dump(tree)
+
+
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _dump(node) -> str:
+    """A syntax tree as text: each node's type and its fields by name, no positions. Fields that
+    are None or empty are left out, as fields new in a later Python (e.g. ``type_params``, 3.12)
+    are when unused, and ``ast.dump``'s own output changed in 3.13."""
+    if isinstance(node, ast.AST):
+        fields = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value is None or (isinstance(value, list) and not value):
+                continue
+            fields.append(f"{name}={_dump(value)}")
+        return f"{type(node).__name__}({', '.join(fields)})"
+    if isinstance(node, list):
+        return f"[{', '.join(_dump(item) for item in node)}]"
+    return repr(node)
+
+
+def _digest(entries: tuple[str, ...], root: Path, content) -> str:
     digest = hashlib.sha256()
     for path in closure(entries, root):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + _source(path, root) + b"\0")
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + content(path, root) + b"\0")
     return digest.hexdigest()[:16]
+
+
+@cache
+def code_digest(*entries: str, root: Path = ROOT) -> str:
+    """sha256 (first 16 hex digits) of the modules in ``closure(entries)``: of each one's path
+    and syntax tree without docstrings (``_syntax``), so that comments, docstrings and
+    formatting do not count and any change of code does."""
+    return _digest(entries, root, _syntax)
+
+
+@cache
+def byte_digest(*entries: str, root: Path = ROOT) -> str:
+    """The digest ``code_digest`` was until 2026-11-27: of the files' bytes, so that any edit
+    counts, a comment too. Kept to read the digests archives recorded then."""
+    return _digest(entries, root, _source)
 
 
 def architecture_names(root: Path = ROOT) -> tuple[str, ...]:
@@ -153,9 +225,13 @@ def _registry_node(root: Path) -> ast.AnnAssign:
 def _registry_statement(root: Path, source: str) -> ast.AnnAssign:
     tree = ast.parse(source)
     for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "REGISTRY":
+        if _is_registry(node):
             return node
     raise LookupError(f"{root}/models/__init__.py defines no REGISTRY literal")
+
+
+def _is_registry(node: ast.stmt) -> bool:
+    return isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "REGISTRY"
 
 
 @cache
