@@ -61,7 +61,13 @@ import torch
 import yaml
 
 from rnnrepro import config as cfg
-from rnnrepro.provenance import DIGEST_KIND, byte_digest, code_digest, model_module
+from rnnrepro.provenance import (
+    DIGEST_KIND,
+    KEPT_FROM_ARCHIVE,
+    byte_digest,
+    code_digest,
+    model_module,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 # The files a finished run may hold, in the order they are made, and the step making each.
@@ -77,8 +83,9 @@ FILES = {
 }
 STEPS = ("train", "evaluate", "analyse")
 MANIFEST = "manifest.csv"
-# Beside a run restored with --keep-runs-of-other-code: its manifest row (which code trained it)
-KEPT = ".kept_from_archive.json"
+# Beside a run restored with --keep-runs-of-other-code: its manifest row (which code trained it;
+# the tables read from the run say so)
+KEPT = KEPT_FROM_ARCHIVE
 COLUMNS = [
     "experiment",
     "dataset",

@@ -16,6 +16,7 @@ from rnnrepro import papers
 from rnnrepro.data.dyck import read_sequences
 from rnnrepro.models import build_model, save_model
 from rnnrepro.papers import Ordering
+from rnnrepro.provenance import KEPT_FROM_ARCHIVE
 from rnnrepro.reporting.analysis import (
     attention_heatmap,
     final_training_epoch,
@@ -25,7 +26,13 @@ from rnnrepro.reporting.analysis import (
 from rnnrepro.reporting.figures import FIGURES, read_runs
 from rnnrepro.reporting.orderings import check_orderings
 from rnnrepro.reporting.reference import load_reference
-from rnnrepro.reporting.tables import build_table, collect_metrics, describe_readings, write_table
+from rnnrepro.reporting.tables import (
+    build_table,
+    collect_metrics,
+    describe_kept,
+    describe_readings,
+    write_table,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
@@ -887,3 +894,13 @@ def test_make_table_training_section_reads_the_best_epoch(tmp_path):
         + ["--out-csv", tmp_path / "t.csv", "--out-md", out_md],
     )
     assert "## How the runs trained" not in out_md.read_text()
+
+
+def test_a_table_says_which_runs_older_code_trained(tmp_path):
+    """Runs restored with track_archive's --keep-runs-of-other-code carry their archive row;
+    the table names how many and the commit that trained them."""
+    paths = [write_metrics(tmp_path, model, 1, 2.40, 1.0) for model in ("lstm", "attention_lstm")]
+    assert describe_kept(paths) is None
+    (paths[0].parent / KEPT_FROM_ARCHIVE).write_text(json.dumps({"commit": "e5ac5fd"}))
+    note = describe_kept(paths)
+    assert "1 trained at commit e5ac5fd" in note and "--keep-runs-of-other-code" in note

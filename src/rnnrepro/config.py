@@ -224,6 +224,19 @@ def _model_families(experiment: dict, model: dict) -> list[str]:
 
 def check(config: dict) -> None:
     """Cross-reference checks beyond the JSON schema."""
+    _check_scales(config)
+    for exp_name, experiment in config["experiments"].items():
+        _check_experiment(config, exp_name, experiment)
+        for model_name, model in experiment["models"].items():
+            key = f"experiments.{exp_name}.models.{model_name}"
+            arch = model.get("architecture", model_name)
+            _check_model(config, exp_name, key, arch, model)
+            for fam in _model_families(experiment, model):
+                _check_family(key, arch, fam, model)
+
+
+def _check_scales(config: dict) -> None:
+    """The selected scale exists; each scale's Dyck lengths and text folds are possible."""
     scale = config["scale"]
     if scale not in config["scales"]:
         raise ConfigError(
@@ -243,102 +256,110 @@ def check(config: dict) -> None:
                     f"config key 'scales.{name}.text.folds': fold {fold} > text.folds "
                     f"({config['text']['folds']})"
                 )
-    for exp_name, experiment in config["experiments"].items():
-        for fam in experiment["datasets"]:
-            if fam not in FAMILIES:
+
+
+def _check_experiment(config: dict, exp_name: str, experiment: dict) -> None:
+    """An experiment's dataset families are known; its agreement models exist on its corpus."""
+    for fam in experiment["datasets"]:
+        if fam not in FAMILIES:
+            raise ConfigError(
+                f"config key 'experiments.{exp_name}.datasets': unknown dataset family "
+                f"{fam!r}; known: {', '.join(FAMILIES)}"
+            )
+    agreement = experiment.get("agreement")
+    if not agreement:
+        return
+    key = f"experiments.{exp_name}.agreement"
+    if agreement["corpus"] not in experiment["datasets"]:
+        raise ConfigError(
+            f"config key '{key}.corpus': {agreement['corpus']!r} is not a dataset of "
+            f"experiment {exp_name!r} ({', '.join(experiment['datasets'])})"
+        )
+    for name in agreement["models"]:
+        model = experiment["models"].get(name)
+        if model is None or agreement["corpus"] not in _model_families(experiment, model):
+            raise ConfigError(
+                f"config key '{key}.models': {name!r} is no model of experiment "
+                f"{exp_name!r} trained on {agreement['corpus']!r}"
+            )
+
+
+def _check_model(config: dict, exp_name: str, key: str, arch: str, model: dict) -> None:
+    """A model entry (config ``key``) of experiment ``exp_name``: its architecture, procedures,
+    dynamic evaluations, search space and per-dataset sections name things that exist."""
+    experiment = config["experiments"][exp_name]
+    if arch not in ARCHITECTURES:
+        raise ConfigError(
+            f"config key '{key}': unknown model {arch!r}; set 'architecture' to "
+            f"one of {', '.join(ARCHITECTURES)}"
+        )
+    procedures = {"training": model["training"]}
+    if model.get("finetune"):
+        procedures["finetune"] = model["finetune"]
+    for stage in ("training", "finetune"):
+        procedures |= {
+            f"dataset_{stage}.{fam}": name
+            for fam, name in model.get(f"dataset_{stage}", {}).items()
+        }
+    evaluations = {"dynamic_eval": model.get("dynamic_eval")} | {
+        f"dataset_dynamic_eval.{fam}": name
+        for fam, name in model.get("dataset_dynamic_eval", {}).items()
+    }
+    for where, name in evaluations.items():
+        if name is not None and name not in config.get("dynamic_eval", {}):
+            raise ConfigError(
+                f"config key '{key}.{where}': {name!r} is not defined under "
+                f"'dynamic_eval' ({', '.join(config.get('dynamic_eval', {})) or 'none'})"
+            )
+    for name, bounds in model.get("search", {}).items():
+        if name not in SEARCHABLE:
+            raise ConfigError(
+                f"config key '{key}.search': {name!r} cannot be searched; "
+                f"searchable: {', '.join(SEARCHABLE)}"
+            )
+        if not bounds[0] <= bounds[1]:
+            raise ConfigError(
+                f"config key '{key}.search.{name}': low {bounds[0]} > high {bounds[1]}"
+            )
+    for where, procedure in procedures.items():
+        if procedure not in config["training"]:
+            raise ConfigError(
+                f"config key '{key}.{where}': {procedure!r} is not defined under "
+                f"'training' ({', '.join(config['training'])})"
+            )
+    for fam in model.get("datasets", []):
+        if fam not in experiment["datasets"]:
+            raise ConfigError(
+                f"config key '{key}.datasets': {fam!r} is not a dataset of experiment "
+                f"{exp_name!r} ({', '.join(experiment['datasets'])})"
+            )
+    sections = ("dataset_hparams", "dataset_training", "dataset_finetune")
+    for section in (*sections, "dataset_dynamic_eval"):
+        for fam in model.get(section, {}):
+            if fam not in experiment["datasets"]:
                 raise ConfigError(
-                    f"config key 'experiments.{exp_name}.datasets': unknown dataset family "
-                    f"{fam!r}; known: {', '.join(FAMILIES)}"
+                    f"config key '{key}.{section}': {fam!r} is not a dataset of "
+                    f"experiment {exp_name!r}"
                 )
-        agreement = experiment.get("agreement")
-        if agreement:
-            key = f"experiments.{exp_name}.agreement"
-            if agreement["corpus"] not in experiment["datasets"]:
-                raise ConfigError(
-                    f"config key '{key}.corpus': {agreement['corpus']!r} is not a dataset of "
-                    f"experiment {exp_name!r} ({', '.join(experiment['datasets'])})"
-                )
-            for name in agreement["models"]:
-                model = experiment["models"].get(name)
-                if model is None or agreement["corpus"] not in _model_families(experiment, model):
-                    raise ConfigError(
-                        f"config key '{key}.models': {name!r} is no model of experiment "
-                        f"{exp_name!r} trained on {agreement['corpus']!r}"
-                    )
-        for model_name, model in experiment["models"].items():
-            key = f"experiments.{exp_name}.models.{model_name}"
-            arch = model.get("architecture", model_name)
-            if arch not in ARCHITECTURES:
-                raise ConfigError(
-                    f"config key '{key}': unknown model {arch!r}; set 'architecture' to "
-                    f"one of {', '.join(ARCHITECTURES)}"
-                )
-            procedures = {"training": model["training"]}
-            if model.get("finetune"):
-                procedures["finetune"] = model["finetune"]
-            for stage in ("training", "finetune"):
-                procedures |= {
-                    f"dataset_{stage}.{fam}": name
-                    for fam, name in model.get(f"dataset_{stage}", {}).items()
-                }
-            evaluations = {"dynamic_eval": model.get("dynamic_eval")} | {
-                f"dataset_dynamic_eval.{fam}": name
-                for fam, name in model.get("dataset_dynamic_eval", {}).items()
-            }
-            for where, name in evaluations.items():
-                if name is not None and name not in config.get("dynamic_eval", {}):
-                    raise ConfigError(
-                        f"config key '{key}.{where}': {name!r} is not defined under "
-                        f"'dynamic_eval' ({', '.join(config.get('dynamic_eval', {})) or 'none'})"
-                    )
-            for name, bounds in model.get("search", {}).items():
-                if name not in SEARCHABLE:
-                    raise ConfigError(
-                        f"config key '{key}.search': {name!r} cannot be searched; "
-                        f"searchable: {', '.join(SEARCHABLE)}"
-                    )
-                if not bounds[0] <= bounds[1]:
-                    raise ConfigError(
-                        f"config key '{key}.search.{name}': low {bounds[0]} > high {bounds[1]}"
-                    )
-            for where, procedure in procedures.items():
-                if procedure not in config["training"]:
-                    raise ConfigError(
-                        f"config key '{key}.{where}': {procedure!r} is not defined under "
-                        f"'training' ({', '.join(config['training'])})"
-                    )
-            for fam in model.get("datasets", []):
-                if fam not in experiment["datasets"]:
-                    raise ConfigError(
-                        f"config key '{key}.datasets': {fam!r} is not a dataset of experiment "
-                        f"{exp_name!r} ({', '.join(experiment['datasets'])})"
-                    )
-            sections = ("dataset_hparams", "dataset_training", "dataset_finetune")
-            for section in (*sections, "dataset_dynamic_eval"):
-                for fam in model.get(section, {}):
-                    if fam not in experiment["datasets"]:
-                        raise ConfigError(
-                            f"config key '{key}.{section}': {fam!r} is not a dataset of "
-                            f"experiment {exp_name!r}"
-                        )
-            for fam in _model_families(experiment, model):
-                hparams = {**model["hparams"], **model.get("dataset_hparams", {}).get(fam, {})}
-                for stem in ("hidden_size", "stack_depth"):
-                    if stem in hparams and f"{stem}_per_m" in hparams:
-                        raise ConfigError(
-                            f"config key '{key}.hparams': give {stem} or {stem}_per_m, not both"
-                        )
-                _check_hparams(key, arch, fam, model, hparams)
-                if "budget" in model:
-                    if fam not in TEXT_FAMILIES:
-                        raise ConfigError(
-                            f"config key '{key}.budget': parameter budgets need a text dataset, "
-                            f"not {fam!r}"
-                        )
-                    try:
-                        _solve(arch, fam, model["budget"], hparams)
-                    except ValueError as error:
-                        raise ConfigError(f"config key '{key}.budget': {error}") from None
+
+
+def _check_family(key: str, arch: str, fam: str, model: dict) -> None:
+    """A model's hyper-parameters on one dataset family: sizes given once, accepted by its
+    architecture, and a parameter budget that can be solved there."""
+    hparams = {**model["hparams"], **model.get("dataset_hparams", {}).get(fam, {})}
+    for stem in ("hidden_size", "stack_depth"):
+        if stem in hparams and f"{stem}_per_m" in hparams:
+            raise ConfigError(f"config key '{key}.hparams': give {stem} or {stem}_per_m, not both")
+    _check_hparams(key, arch, fam, model, hparams)
+    if "budget" in model:
+        if fam not in TEXT_FAMILIES:
+            raise ConfigError(
+                f"config key '{key}.budget': parameter budgets need a text dataset, not {fam!r}"
+            )
+        try:
+            _solve(arch, fam, model["budget"], hparams)
+        except ValueError as error:
+            raise ConfigError(f"config key '{key}.budget': {error}") from None
 
 
 def _check_hparams(key: str, arch: str, fam: str, model: dict, hparams: dict) -> None:

@@ -112,6 +112,10 @@ def closure(entries: tuple[str, ...], root: Path = ROOT) -> list[Path]:
     return sorted(seen)
 
 
+# The file beside a run that benchmarks/track_archive.py restored although other code trained
+# it (``restore --keep-runs-of-other-code``): that run's manifest row, commit included.
+KEPT_FROM_ARCHIVE = ".kept_from_archive.json"
+
 DIGEST_KIND = "syntax"
 """What ``code_digest`` hashes (archives record it beside their digests); ``byte_digest``'s is
 ``"bytes"``."""

@@ -17,6 +17,7 @@ import pandas as pd
 
 from rnnrepro.data import names
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
+from rnnrepro.provenance import KEPT_FROM_ARCHIVE
 
 # metric name -> tolerance kind; kinds missing from the tolerances get the verdict "info"
 METRIC_KIND = {
@@ -446,6 +447,25 @@ def describe_readings(paths: Iterable[str | Path]) -> str | None:
         "validation temperature): "
         + "; ".join(f"{text} ({n} run{'s' * (n != 1)})" for text, n in readings.items())
         + " (docs/methods.md)."
+    )
+
+
+def describe_kept(paths: Iterable[str | Path]) -> str | None:
+    """Which runs were trained by older code and kept from an archive (the file
+    ``provenance.KEPT_FROM_ARCHIVE`` beside their metrics), and by which commits; None if none."""
+    commits: dict[str, int] = {}
+    for path in paths:
+        kept = Path(path).parent / KEPT_FROM_ARCHIVE
+        if kept.exists():
+            commit = json.loads(kept.read_text()).get("commit") or "unknown"
+            commits[commit] = commits.get(commit, 0) + 1
+    if not commits:
+        return None
+    trained = "; ".join(f"{n} trained at commit {commit}" for commit, n in commits.items())
+    return (
+        f"Runs trained by older code, kept from an archive ({trained}; "
+        "benchmarks/track_archive.py restore --keep-runs-of-other-code): their training is that "
+        "code's, their evaluation this checkout's."
     )
 
 

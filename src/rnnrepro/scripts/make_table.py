@@ -24,6 +24,7 @@ from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import (
     build_table,
     collect_metrics,
+    describe_kept,
     describe_readings,
     describe_scales,
     describe_tolerances,
@@ -103,9 +104,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.corpus:
         args.note.append(corpus_note(args.corpus[0], args.corpus[1:]))
     runs = collect_metrics(args.metrics)
-    readings = describe_readings(args.metrics)
-    if readings:
-        args.note.append(readings)
+    for note in (describe_readings(args.metrics), describe_kept(args.metrics)):
+        if note:
+            args.note.append(note)
     floors = read_floors(args.floors)
     table = build_table(reference, runs, floors, tolerances, args.scale)
     run_scales = set(runs["scale"]) - {""} if "scale" in runs else set()
