@@ -12,11 +12,14 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from pipeline_utils import ROOT, base_config, run_snakemake
+
+from rnnrepro import papers
 
 pytestmark = pytest.mark.slow
 
@@ -288,5 +291,10 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
 
 
 def test_report_builds(smoke_run):
+    """The report shows every Dyck output with its caption from the paper's catalogue."""
     run_snakemake(smoke_run, smoke_config(), "dyck", "--report", "report.html")
-    assert (smoke_run / "report.html").stat().st_size > 10_000
+    report = (smoke_run / "report.html").read_text(encoding="utf-8", errors="replace")
+    outputs = papers.outputs()
+    for target in papers.targets(smoke_config(), "dyck"):
+        caption = outputs[Path(target).stem].caption
+        assert " ".join(caption.split()[:6]) in report, target
