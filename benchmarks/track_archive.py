@@ -3,8 +3,7 @@
 The paper-scale Dyck track and general_second_order's fold-1 Table 1 take longer than one of our
 sessions, and each session starts on a fresh machine. ``save`` copies every finished run of a
 Snakemake directory (its model file, history, metrics and analyses: tens of kB) into an archive
-with a
-manifest: the run's identity and settings, the digests of the code that trained, scored and
+with a manifest: the run's identity and settings, the digests of the code that trained, scored and
 analysed it, its training time, the commit and the machine. It also keeps the last checkpoint
 of each unfinished run (every piece of its state, ``rnnrepro.training``).
 
@@ -83,9 +82,6 @@ FILES = {
 }
 STEPS = ("train", "evaluate", "analyse")
 MANIFEST = "manifest.csv"
-# Beside a run restored with --keep-runs-of-other-code: its manifest row (which code trained it;
-# the tables read from the run say so)
-KEPT = KEPT_FROM_ARCHIVE
 COLUMNS = [
     "experiment",
     "dataset",
@@ -283,7 +279,8 @@ def save(
         changes = code_changes(known, run, config, source, commits)[0] if same_model else []
         if same_model and not changes:
             continue
-        kept_row = json.loads((run_dir / KEPT).read_text()) if (run_dir / KEPT).exists() else {}
+        marker = run_dir / KEPT_FROM_ARCHIVE
+        kept_row = json.loads(marker.read_text()) if marker.exists() else {}
         if kept_row.get("train_seconds") != row["train_seconds"]:
             kept_row = {}  # trained again since it was restored
         if kept_row or "code_train" in changes:
@@ -388,7 +385,8 @@ def restore(
             )
             kept.append(path)
             (directory / "results" / "runs" / path).mkdir(parents=True, exist_ok=True)
-            (directory / "results" / "runs" / path / KEPT).write_text(json.dumps(row, indent=1))
+            marker = directory / "results" / "runs" / path / KEPT_FROM_ARCHIVE
+            marker.write_text(json.dumps(row, indent=1))
         elif changed:
             print(f"restore: {path}: {said}: {' and '.join(k[5:] for k in code)} redone")
         target = directory / "results" / "runs" / path

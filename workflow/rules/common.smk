@@ -2,7 +2,6 @@
 
 import json
 import os
-import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
 from rnnrepro import papers  # noqa: E402
 from rnnrepro.data import names, sources  # noqa: E402
 from rnnrepro.papers import commands  # noqa: E402
+from rnnrepro.papers.commands import quoted  # noqa: E402
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
 
 # The compiled recurrences: a build cache of this Python environment's own, which the jobs
@@ -254,8 +254,8 @@ def dynamic_eval_checkpoint(wildcards):
 
 
 class Untracked:
-    """A param that says where or on what a job runs, not what it computes (a data mirror, a
-    checkpoint directory, the device): as a value of no builtin type, Snakemake leaves it out
+    """A param that says where or on what a job runs, or how its output is shown, not what it
+    computes (a data mirror, a checkpoint directory, the device, a report caption): as a value of no builtin type, Snakemake leaves it out
     of the params rerun trigger, so moving the mirror or the checkpoints, or changing the
     device, reruns nothing. What a download holds is pinned by its checksums
     (download_content); a run resumed elsewhere records the devices it ran on.
@@ -266,11 +266,6 @@ class Untracked:
 
     def __str__(self):
         return self.value
-
-
-def quoted(paths):
-    """A path, or a list of them, quoted for a shell command."""
-    return " ".join(map(shlex.quote, [paths] if isinstance(paths, str) else paths))
 
 
 def untracked(function):

@@ -12,9 +12,9 @@ from rnnrepro.papers.base import Output
 from rnnrepro.reporting.notes import scale_notes
 
 
-def quoted(paths: list[str]) -> str:
-    """Paths quoted for a shell command."""
-    return " ".join(map(shlex.quote, paths))
+def quoted(paths: str | list[str]) -> str:
+    """A path, or a list of them, quoted for a shell command."""
+    return " ".join(map(shlex.quote, [paths] if isinstance(paths, str) else paths))
 
 
 def options(output: Output, config: dict, files: Mapping[str, list[str]]) -> str:
