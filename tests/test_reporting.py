@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -595,12 +596,20 @@ def test_make_table_cli_notes_and_tolerances(tmp_path):
 
 
 def test_orderings_hold_on_the_papers_numbers():
-    """Every stated ordering is true of the paper's own numbers (else check_orderings raises)."""
+    """Every stated ordering is true of the paper's own numbers (else check_orderings raises),
+    and each is checked on its table (none names a dataset or stage the table lacks)."""
     declared = [o for o in papers.outputs().values() if o.orderings]
-    assert declared  # general_second_order Table 1
+    assert {o.name for o in declared} >= {
+        "second_order_lstm_table2",
+        "memory_table1",
+        "general_second_order_table1",
+        "major_minor_table2",
+        "major_minor_table3",
+    }
     for output in declared:
         table = build_table(load_reference(output.paper, list(output.labels)), pd.DataFrame(), {})
         checked = check_orderings(output.orderings, table)
+        assert checked["ordering"].tolist() == [o.name for o in output.orderings]
         assert (checked["paper margin"] > 0).all()
         assert set(checked["verdict"]) == {"missing"}
 
@@ -637,6 +646,116 @@ def test_orderings_on_reproduced_means(tmp_path):
     unknown = Ordering("unknown", "test", better=("so_tanh",), worse=("gru",))
     with pytest.raises(ValueError, match=r"no table row for model\(s\) \['gru'\]"):
         check_orderings((unknown,), table)
+
+
+def paper_means(paper: str, label: str) -> pd.DataFrame:
+    """A ``build_table`` result whose reproduced means are the paper's numbers (2 runs each)."""
+    table = build_table(load_reference(paper, label), pd.DataFrame(), {})
+    return table.assign(mean=table["paper"], n_seeds=2)
+
+
+def test_orderings_pick_the_rows_of_their_dataset():
+    """On a table of two corpora each ordering reads its corpus's rows: a WikiText-2 row made
+    worse fails the WikiText-2 orderings only; without its corpus's rows an ordering is left
+    out; one naming no dataset is an error there."""
+    table = paper_means("memory", "Table 1")
+    multipop = (table["model"] == "multipop_stack") & (table["metric"] == "test_ppl")
+    table.loc[multipop & (table["dataset"] == "wikitext2"), "mean"] = 80.0  # PTB's stays 63.5
+    declared = papers.orderings("memory", ["Table 1"])
+    checked = check_orderings(declared, table).set_index("ordering")
+    failing = [
+        "every stack beats the larger LSTM-920 (WikiText-2)",
+        "the multipop stack is the best model (WikiText-2)",
+    ]
+    assert (checked.loc[failing, "verdict"] == "fails").all()
+    assert (checked.drop(index=failing)["verdict"] == "holds").all()
+    assert checked.loc[failing[0], "reproduced margin"] == pytest.approx(77.4 - 80.0)
+    assert checked.loc[failing[1], "reproduced margin"] == pytest.approx(73.0 - 80.0)
+    assert checked.loc[failing[1], "check"].startswith("wikitext2: multipop_stack < min(")
+    outperform = checked.loc["every memory model beats the LSTM-650 (WikiText-2)"]
+    assert outperform["reproduced margin"] == pytest.approx(80.8 - 80.0)
+    ptb = checked.loc["the multipop stack beats every LSTM and attention model (PTB)"]
+    assert ptb["reproduced margin"] == pytest.approx(63.6 - 63.5) == ptb["paper margin"]
+    assert (checked["runs per model"] == 2).all()
+    # make_table --datasets wikitext2: the PTB orderings are not this table's
+    wikitext2 = check_orderings(declared, table[table["dataset"] == "wikitext2"])
+    kept = [o.name for o in declared if o.dataset == "wikitext2"]
+    assert wikitext2["ordering"].tolist() == kept and len(kept) == 6
+    unnamed = Ordering(
+        "no dataset", "test", better=("multipop_stack",), worse=("lstm_650",), metric="test_ppl"
+    )
+    with pytest.raises(ValueError, match="ptb_stream, wikitext2.*must name its dataset"):
+        check_orderings((unnamed,), table)
+
+
+def test_orderings_across_stages():
+    """An ordering reads each model's row at its stage: a dynamic evaluation made worse than
+    the fine-tuned model fails the orderings of that stage and of that step only; a stage the
+    table lacks, or an ordering false of the paper's stages, is an error."""
+    table = paper_means("major_minor", "Table II")
+    mmlstm = (table["model"] == "awd_mmlstm_mos") & (table["metric"] == "test_ppl")
+    table.loc[mmlstm & (table["stage"] == "dynamic_eval"), "mean"] = 54.0  # fine-tuned: 53.46
+    declared = papers.orderings("major_minor", ["Table II"])
+    checked = check_orderings(declared, table, {"cpu"}).set_index("ordering")
+    failing = [
+        "MMLSTM-MoS beats every other model (dynamic evaluation)",
+        "dynamic evaluation improves MMLSTM-MoS",
+    ]
+    assert (checked.loc[failing, "verdict"] == "cpu-scale fails").all()
+    assert (checked.drop(index=failing)["verdict"] == "cpu-scale holds").all()
+    assert checked.loc[failing[0], "reproduced margin"] == pytest.approx(47.69 - 54.0)
+    assert checked.loc[failing[0], "check"] == (
+        "ptb_stream, dynamic_eval: awd_mmlstm_mos < min(awd_lstm, awd_lstm_mos_minus, awd_lstm_mos)"
+    )
+    assert checked.loc[failing[1], "reproduced margin"] == pytest.approx(53.46 - 54.0)
+    assert checked.loc[failing[1], "check"] == (
+        "ptb_stream: awd_mmlstm_mos (dynamic_eval) < awd_mmlstm_mos (finetune)"
+    )
+    tuned = checked.loc["fine-tuning improves MMLSTM-MoS"]
+    assert tuned["reproduced margin"] == pytest.approx(54.51 - 53.46) == tuned["paper margin"]
+    trained = checked.loc["MMLSTM-MoS beats every other model (trained)"]
+    assert trained["reproduced margin"] == pytest.approx(55.97 - 54.51)
+    helps = Ordering(
+        "helps",
+        "test",
+        better=("awd_mmlstm_mos",),
+        worse=("awd_mmlstm_mos",),
+        metric="test_ppl",
+        better_stage="finetune",
+        worse_stage="train",
+    )
+    with pytest.raises(
+        ValueError, match=r"no table row for model\(s\) \['awd_mmlstm_mos \(train\)'\]"
+    ):
+        check_orderings((helps,), table[table["stage"] != "train"])
+    hurts = replace(helps, better_stage="train", worse_stage="finetune")
+    with pytest.raises(ValueError, match="does not hold on the paper's numbers"):
+        check_orderings((hurts,), table)
+
+
+def test_make_table_states_the_orderings_of_every_stage(tmp_path):
+    """make_table on staged runs (metrics.json with a stage): the orderings section checks each
+    (model, stage) row's mean."""
+    reference = load_reference("major_minor", "Table II")
+    reference = reference[reference["metric"] == "test_ppl"]
+    paths = []
+    for model, stage, ppl in reference[["model", "stage", "value"]].itertuples(index=False):
+        if (model, stage) == ("awd_mmlstm_mos", "dynamic_eval"):
+            ppl = 54.0  # worse than fine-tuned (53.46) and than the others' dynamic evaluation
+        path = write_lm_metrics(tmp_path / stage, "major_minor", "ptb_stream", model, 1, ce=0.0)
+        metrics = json.loads(path.read_text())
+        split = {**metrics["test"], "ce": math.log(ppl), "loss": math.log(ppl), "ppl": ppl}
+        path.write_text(json.dumps({**metrics, "stage": stage, "val": split, "test": split}))
+        paths.append(path)
+    out_csv, out_md = tmp_path / "t.csv", tmp_path / "t.md"
+    run_script(
+        "make_table",
+        ["--paper", "major_minor", "--table", "Table II", "--datasets", "ptb_stream"]
+        + ["--metrics", *paths, "--out-csv", out_csv, "--out-md", out_md],
+    )
+    orderings = out_md.read_text().split("## Orderings the paper states")[1]
+    assert orderings.count("| holds |") == 12 and orderings.count("| fails |") == 2
+    assert "| dynamic evaluation improves MMLSTM-MoS | ptb_stream: awd_mmlstm_mos " in orderings
 
 
 def test_make_table_info_only_table(tmp_path):

@@ -324,6 +324,27 @@ def ptb_text_options(wildcards):
     return options
 
 
+def reference_options(wildcards):
+    """ngram_reference options of a text dataset (config ``references``): its framing, the
+    Kneser-Ney order (``char`` for a family reported in bits per character, else ``word``), the
+    training size above which only the unigram is fit and, for a stream, the evaluated-token
+    caps of the experiments that read it (0: the whole split)."""
+    spec = cfg.TEXT_FAMILIES[names.family(wildcards.dataset)]
+    references = config["references"]
+    order = references["order"]["char" if spec["metric"] == "bpc" else "word"]
+    options = (
+        f"--framing {spec['framing']} --order {order}"
+        f" --max-train-tokens {references['max_train_tokens']}"
+    )
+    if spec["framing"] == "stream":
+        readers = {
+            r.experiment for r in cfg.runs(config) if r.dataset == wildcards.dataset
+        }
+        caps = {cfg.training_caps(config, e).get("max_eval_tokens", 0) for e in readers}
+        options += " --eval-tokens " + " ".join(map(str, sorted(caps) or [0]))
+    return options
+
+
 def run_code(script):
     """Input function: digest of ``script``, the model module of the run and what they import
     (params: editing that code reruns exactly the jobs that run it)."""
@@ -421,8 +442,9 @@ def output_caption(wildcards):
 
 def output_inputs(wildcards):
     """The files an output reads, keyed by its script's option: the per-run files of its runs
-    (every stage's metrics for a staged table), the generator floors of a Dyck table, and the
-    downloaded files of the corpus it checks."""
+    (every stage's metrics for a staged table), the generator floors of a Dyck table, the n-gram
+    references of a text table's datasets, and the downloaded files of the corpus it checks.
+    """
     output = output_of(wildcards)
     runs = output.select(config)
     files = {}
@@ -438,6 +460,11 @@ def output_inputs(wildcards):
         files["floors"] = [
             f"results/data/{d}/floor.json" for d in cfg.dataset_names(config, "dyck")
         ]
+    text = dict.fromkeys(
+        r.dataset for r in runs if names.family(r.dataset) in cfg.TEXT_FAMILIES
+    )
+    if output.maker == "compare" and text:
+        files["references"] = [f"results/references/{d}.csv" for d in text]
     if output.corpus:
         files["corpus"] = [
             f"results/downloads/{output.corpus}/{split}.txt" for split in SPLITS

@@ -117,6 +117,28 @@ rule stream_text:
         ' --out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
+# The n-gram references under a text table: fit on the dataset's training split, scored on its
+# validation and test tokens as the runs score them.
+rule ngram_reference:
+    input:
+        train="results/data/{dataset}/train.txt",
+        val="results/data/{dataset}/val.txt",
+        test="results/data/{dataset}/test.txt",
+        vocab="results/data/{dataset}/vocab.txt",
+    output:
+        "results/references/{dataset}.csv",
+    log:
+        "results/logs/references/{dataset}.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        options=reference_options,
+        code=script_code("ngram_reference"),
+    shell:
+        "python -m rnnrepro.scripts.ngram_reference {params.options}"
+        ' --data "$(dirname {input.train:q})" --out {output:q} > {log:q} 2>&1'
+
+
 # memory Table 2 (the paper's setting): Linzen's data set split by Linzen's protocol into an LM
 # corpus and the test dependencies.
 rule linzen_data:

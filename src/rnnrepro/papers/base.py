@@ -93,7 +93,9 @@ class Output:
     checks against the published ones; ``orderings``: the orderings the paper states about it;
     ``model_labels``: model -> legend label; ``optional``: a target only when it has runs;
     ``groups``: further targets it belongs to (e.g. the ``dyck`` track); ``parts``: the other
-    outputs its maker writes with it, by role.
+    outputs its maker writes with it, by role; ``notes``: lines under a table's title (e.g. how
+    our corpus differs from the paper's); ``bpc_in_nats``: its BPC rows are also read as nats
+    per character, each reading with its verdict (a paper whose "BPC" may be either).
     """
 
     name: str
@@ -113,6 +115,8 @@ class Output:
     optional: bool = False
     groups: tuple[str, ...] = ()
     parts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    notes: tuple[str, ...] = ()
+    bpc_in_nats: bool = False
     paper: str = ""  # set by ``papers.catalogue``: the key of the catalogue declaring it
 
     @property
@@ -146,6 +150,15 @@ class Ordering:
 
     With ``better_than`` / ``worse_than`` (a second pair of groups) it is instead a claim on
     gaps: ``mean(worse) - mean(better)`` exceeds ``mean(worse_than) - mean(better_than)``.
+
+    The rows compared are the table's rows of ``metric``; of ``dataset`` only, when it is set (a
+    table of several datasets names one in each ordering; an ordering is not checked on a table
+    without rows of its dataset); at ``stage`` (``train``: the trained model, the default;
+    ``finetune``, ``dynamic_eval``; the check names it when it is set). ``better_stage`` /
+    ``worse_stage``, when set, are instead the stage of the better side (``better`` and
+    ``better_than``) / the worse side (``worse`` and ``worse_than``), so that a model is compared
+    with itself at another stage (fine-tuning helps: ``better_stage="finetune",
+    worse_stage="train"``).
     """
 
     name: str
@@ -155,32 +168,75 @@ class Ordering:
     better_than: tuple[str, ...] = ()
     worse_than: tuple[str, ...] = ()
     metric: str = "test_bpc"
+    dataset: str | None = None
+    stage: str | None = None
+    better_stage: str | None = None
+    worse_stage: str | None = None
 
     @property
     def models(self) -> tuple[str, ...]:
         return self.better + self.worse + self.better_than + self.worse_than
 
-    def margin(self, values: Mapping[str, float]) -> float:
-        """How far the ordering holds on ``values`` (model -> metric): positive when it does."""
-        if self.better_than:
-            return _gap(values, self.better, self.worse) - _gap(
-                values, self.better_than, self.worse_than
+    @property
+    def groups(self) -> tuple[tuple[tuple[str, str], ...], ...]:
+        """``better``, ``worse``, ``better_than``, ``worse_than`` as (model, stage) rows."""
+        stage = self.stage or "train"
+        better, worse = self.better_stage or stage, self.worse_stage or stage
+        return tuple(
+            tuple((model, stage) for model in group)
+            for group, stage in (
+                (self.better, better),
+                (self.worse, worse),
+                (self.better_than, better),
+                (self.worse_than, worse),
             )
-        return min(values[m] for m in self.worse) - max(values[m] for m in self.better)
+        )
+
+    @property
+    def rows(self) -> tuple[tuple[str, str], ...]:
+        """The (model, stage) rows it compares, each once."""
+        return tuple(dict.fromkeys(row for group in self.groups for row in group))
+
+    @property
+    def crosses_stages(self) -> bool:
+        return len({stage for _, stage in self.rows}) > 1
+
+    def label(self, row: tuple[str, str]) -> str:
+        """A row as the check names it: the model, with its stage where the ordering compares
+        stages."""
+        model, stage = row
+        return f"{model} ({stage})" if self.crosses_stages else model
+
+    def margin(self, values: Mapping[tuple[str, str], float]) -> float:
+        """How far the ordering holds on ``values`` ((model, stage) -> metric): positive when it
+        does."""
+        better, worse, better_than, worse_than = self.groups
+        if better_than:
+            return _gap(values, better, worse) - _gap(values, better_than, worse_than)
+        return min(values[r] for r in worse) - max(values[r] for r in better)
 
     def check(self) -> str:
-        """The check in words, e.g. ``max(a, b) < min(c, d)``."""
-        if self.better_than:
-            return (
-                f"{_mean(self.worse)} − {_mean(self.better)} > "
-                f"{_mean(self.worse_than)} − {_mean(self.better_than)}"
-            )
-        return f"{_extreme('max', self.better)} < {_extreme('min', self.worse)}"
+        """The check in words, e.g. ``max(a, b) < min(c, d)``, after the dataset and the stage
+        it is checked on where it names them (``wikitext2, finetune: a < b``)."""
+        better, worse, better_than, worse_than = (
+            tuple(map(self.label, group)) for group in self.groups
+        )
+        if better_than:
+            text = f"{_mean(worse)} − {_mean(better)} > {_mean(worse_than)} − {_mean(better_than)}"
+        else:
+            text = f"{_extreme('max', better)} < {_extreme('min', worse)}"
+        stage = None if self.crosses_stages else self.stage
+        where = ", ".join(part for part in (self.dataset, stage) if part)
+        return f"{where}: {text}" if where else text
 
 
-def _gap(values: Mapping[str, float], better: tuple[str, ...], worse: tuple[str, ...]) -> float:
+def _gap(
+    values: Mapping[tuple[str, str], float],
+    better: tuple[tuple[str, str], ...],
+    worse: tuple[tuple[str, str], ...],
+) -> float:
     """mean(worse) - mean(better)."""
-    return sum(values[m] for m in worse) / len(worse) - sum(values[m] for m in better) / len(better)
+    return sum(values[r] for r in worse) / len(worse) - sum(values[r] for r in better) / len(better)
 
 
 def _mean(models: tuple[str, ...]) -> str:

@@ -53,6 +53,8 @@ def options(output: Output, config: dict, files: Mapping[str, list[str]]) -> str
             options.append(f"--wcpa-min-events {config['dyck']['wcpa_min_events']}")
         if output.corpus:
             options.append(f"--corpus {output.corpus} {quoted(files['corpus'])}")
+        if output.bpc_in_nats:
+            options.append("--bpc-in-nats")
     if output.maker == "syneval":
         models = dict.fromkeys(run.model for run in output.select(config))
         options.append(f"--models {' '.join(models)}")
@@ -70,7 +72,7 @@ def options(output: Output, config: dict, files: Mapping[str, list[str]]) -> str
     if output.maker not in ("wcpa_claim", "figure"):
         options.append(f"--scale {config['scale']}")
     if output.maker != "config":
-        notes = scale_notes(config, output.track, output.paper)
+        notes = [*output.notes, *scale_notes(config, output.track, output.paper)]
         options += [f"--note {shlex.quote(note)}" for note in notes]
     return " ".join(options)
 

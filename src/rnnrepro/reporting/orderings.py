@@ -22,25 +22,44 @@ def check_orderings(
     orderings: tuple[Ordering, ...], table: pd.DataFrame, scales: set[str] = frozenset()
 ) -> pd.DataFrame:
     """Each ordering on the paper's numbers and on the reproduced means of ``table`` (a
-    ``tables.build_table`` result: its ``model``, ``metric``, ``paper``, ``mean`` and
-    ``n_seeds`` columns).
+    ``tables.build_table`` result: its ``dataset``, ``model``, ``stage``, ``metric``, ``paper``,
+    ``mean`` and ``n_seeds`` columns).
 
-    The verdict is ``holds`` / ``fails`` on the reproduced means, ``missing`` when a model has no
-    run; from runs of a reduced scale (``scales``, as in ``tables.scaled_verdict``) it names it.
-    Raises ValueError for an ordering that names a model without a row, or that does not hold
-    on the paper's own numbers (a mistake in ``ORDERINGS``).
+    An ordering reads the rows of its metric, of its dataset when it names one (it is left out
+    when the table has no row of that dataset), by (model, stage). The verdict is ``holds`` /
+    ``fails`` on the reproduced means, ``missing`` when a row has no run; from runs of a reduced
+    scale (``scales``, as in ``tables.scaled_verdict``) it names it. Raises ValueError for an
+    ordering that names a row the table lacks or has several of (rows of several datasets: the
+    ordering names none), or that does not hold on the paper's own numbers (a mistake in the
+    catalogue).
     """
+    if "stage" not in table:
+        table = table.assign(stage="train")
     rows = []
     for ordering in orderings:
-        models = table[table["metric"] == ordering.metric].set_index("model")
-        unknown = sorted(set(ordering.models) - set(models.index))
+        selected = table[table["metric"] == ordering.metric]
+        if ordering.dataset is not None:
+            selected = selected[selected["dataset"] == ordering.dataset]
+            if selected.empty:
+                continue  # a table without that dataset's rows (e.g. --datasets)
+        keyed = selected.set_index(["model", "stage"])
+        unknown = [ordering.label(r) for r in ordering.rows if r not in keyed.index]
         if unknown:
             raise ValueError(f"ordering {ordering.name!r}: no table row for model(s) {unknown}")
-        paper = ordering.margin(models["paper"].to_dict())
+        repeated = set(keyed.index[keyed.index.duplicated()])
+        repeated = [ordering.label(r) for r in ordering.rows if r in repeated]
+        if repeated:
+            raise ValueError(
+                f"ordering {ordering.name!r}: a row per dataset "
+                f"({', '.join(sorted(set(selected['dataset'])))}) for model(s) {repeated}: "
+                "it must name its dataset"
+            )
+        keyed = keyed.loc[list(ordering.rows)]
+        paper = ordering.margin(keyed["paper"].to_dict())
         if paper <= 0:
             raise ValueError(f"ordering {ordering.name!r} does not hold on the paper's numbers")
-        ours = models["mean"].to_dict()
-        missing = any(math.isnan(ours[m]) for m in ordering.models)
+        ours = keyed["mean"].to_dict()
+        missing = any(math.isnan(ours[r]) for r in ordering.rows)
         margin = math.nan if missing else ordering.margin(ours)
         verdict = "missing" if missing else ("holds" if margin > 0 else "fails")
         rows.append(
@@ -49,7 +68,7 @@ def check_orderings(
                 "check": ordering.check(),
                 "paper margin": round(paper, 4),
                 "reproduced margin": round(margin, 4) + 0.0,  # no "-0"
-                "runs per model": int(models.loc[list(ordering.models), "n_seeds"].min()),
+                "runs per model": int(keyed["n_seeds"].min()),
                 "verdict": scaled_verdict(verdict, set(scales) or {PAPER_SCALE}),
                 "source": ordering.source,
             }

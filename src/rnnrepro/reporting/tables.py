@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rnnrepro.config import TEXT_FAMILIES
 from rnnrepro.data import names
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.provenance import KEPT_FROM_ARCHIVE
@@ -27,6 +28,9 @@ METRIC_KIND = {
     "test_wcpa": "wcpa",
     "val_bpc": "bpc",
     "test_bpc": "bpc",
+    # a paper's "BPC" read as nats per character (``with_nats_readings``)
+    "val_npc": "bpc",
+    "test_npc": "bpc",
     "val_ce": "ce",
     "test_ce": "ce",
     "params": "params",
@@ -38,6 +42,8 @@ METRIC_KIND = {
     "acc_overall": "accuracy",
     "ppl": "ppl",
 }
+# a text family's reported metric (its reference section shows it)
+TEXT_METRICS = {family: spec["metric"] for family, spec in TEXT_FAMILIES.items()}
 RELATIVE_KINDS = {"ppl", "params", "bpc", "ce"}
 DEFAULT_TOLERANCES = {"ppl": 0.01, "wcpa": 0.05, "params": 0.05, "bpc": 0.01, "ce": 0.01}
 DECIMALS = {
@@ -76,6 +82,8 @@ TABLE_COLUMNS = [
     "n_seeds",
     "delta",
     "floor",
+    "unigram",
+    "n-gram",
     "params",
     "verdict",
 ]
@@ -89,6 +97,11 @@ COLUMN_LEGEND = {
     "n_seeds": "runs with a value for this metric (seeds, or folds × seeds for a family)",
     "delta": "reproduced mean − paper",
     "floor": "perplexity of the generating distribution on the same split (ppl rows only)",
+    "unigram": "the add-one unigram model fit on the runs' training split, on the same tokens "
+    "(text rows; the section under the table has the references)",
+    "n-gram": "the interpolated modified Kneser-Ney model fit on the runs' training split, on the "
+    "same tokens; a verdict ending `no better than the n-gram` marks a reproduced mean that does "
+    "not beat it",
     "params": "reproduced recurrent parameter count (mean over runs)",
     "verdict": "match / differs (tolerance below), missing (no run), info (not compared), "
     "below floor (ppl under the generator's: a bug sign). At a scale other than paper a verdict "
@@ -125,10 +138,15 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
         row["family"] = dataset.unfolded
         row["fold"] = dataset.fold
         row["scale"] = m.get("scale") or ""
+        run = m.get("run") or {}
+        stream = run.get("task") == "stream"
+        row["eval_tokens"] = (run.get("training") or {}).get("max_eval_tokens", 0) if stream else 0
         for split in ("val", "test"):
             for name in SPLIT_METRICS:
                 value = m[split].get(name)
                 row[f"{split}_{name}"] = math.nan if value is None else float(value)
+        for split in ("val", "test"):
+            row[f"{split}_npc"] = row[f"{split}_bpc"] * math.log(2)
         row["params"] = m["params"]["recurrent"]
         row["params_total"] = m["params"]["total"]
         row["epochs"] = m["epochs"]
@@ -283,6 +301,113 @@ def _spread(values: np.ndarray, decimals: int) -> str:
     return format_spread(mean, values.std(ddof=1) if n > 1 else 0.0, n, decimals)
 
 
+def read_references(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The n-gram references of ``results/references/{dataset}.csv`` files, in one frame
+    (``eval_tokens`` 0 where a whole split was scored)."""
+    frames = [pd.read_csv(path) for path in paths]
+    if not frames:
+        return pd.DataFrame(columns=["dataset", "reference", "split", "eval_tokens"])
+    out = pd.concat(frames, ignore_index=True)
+    return out.assign(
+        eval_tokens=out["eval_tokens"].fillna(0).astype(int),
+        npc=out["bpc"] * math.log(2) if "bpc" in out else math.nan,
+    )
+
+
+# a table metric's unit (``test_ppl`` -> ``ppl``) -> the references' column holding it
+REFERENCE_COLUMNS = {"ppl": "ppl", "bpc": "bpc", "ce": "loss", "npc": "npc"}
+
+
+def reference_values(
+    references: pd.DataFrame, runs: pd.DataFrame, dataset: str, metric: str
+) -> tuple[float, float]:
+    """The unigram and n-gram values of ``metric`` on the tokens the ``runs`` were scored on
+    (their datasets and evaluated-token caps; the mean where they differ, e.g. over folds), or
+    on the whole splits of ``dataset`` or its folds when no run matched; NaN when there is no
+    such reference."""
+    split, _, unit = metric.partition("_")
+    column = REFERENCE_COLUMNS.get(unit)
+    if references.empty or column is None or split not in ("val", "test"):
+        return math.nan, math.nan
+    if len(runs):
+        tokens = runs["eval_tokens"] if "eval_tokens" in runs else [0] * len(runs)
+        keys = set(zip(runs["dataset"], tokens, strict=True))
+    else:
+        keys = {
+            (d, 0)
+            for d in references["dataset"].unique()
+            if names.parse(d).unfolded == dataset or d == dataset
+        }
+    rows = references[references["split"] == split]
+    rows = rows[[key in keys for key in zip(rows["dataset"], rows["eval_tokens"], strict=True)]]
+    unigram = rows["reference"] == "unigram"
+    return rows.loc[unigram, column].mean(), rows.loc[~unigram, column].mean()
+
+
+def with_nats_readings(reference: pd.DataFrame) -> pd.DataFrame:
+    """``reference`` with each bits-per-character row followed by the same paper number read as
+    nats per character (metric ``<split>_npc``), for a paper whose "BPC" may be either."""
+    bpc = reference["metric"].str.endswith("_bpc")
+    nats = reference[bpc].assign(metric=reference.loc[bpc, "metric"].str.replace("_bpc", "_npc"))
+    out = pd.concat([reference, nats.set_axis(nats.index + 0.5)]).sort_index(kind="stable")
+    return out.reset_index(drop=True)
+
+
+NATS_NOTE = (
+    "Each BPC row is read twice: `*_bpc` takes the paper's number as bits per character (the "
+    "usual meaning), `*_npc` as nats per character (the paper's text does not say which; "
+    "docs/methods.md §6.6); each reading has its own verdict."
+)
+
+
+def reference_verdict(mean: float, unigram: float, ngram: float) -> str:
+    """The suffix of a verdict whose reproduced mean does not beat a reference ("" if it does,
+    or if there is none)."""
+    if mean >= unigram:
+        return "; no better than the unigram"
+    if mean >= ngram:
+        return "; no better than the n-gram"
+    return ""
+
+
+def reference_lines(references: pd.DataFrame) -> list[str]:
+    """Markdown section under a text table: the n-gram references of its datasets."""
+    if references.empty:
+        return []
+    rows = []
+    keys = ["dataset", "reference", "eval_tokens"]
+    for (dataset, reference, eval_tokens), group in references.groupby(keys, sort=False):
+        kind = TEXT_METRICS[names.family(dataset)]
+        by_split = group.set_index("split")
+        row = {
+            "dataset": dataset,
+            "model": reference,
+            "training tokens": int(group["train_tokens"].iloc[0]),
+            "evaluated tokens": "all" if not eval_tokens else f"first {eval_tokens}",
+            "metric": kind,
+        }
+        for split in ("val", "test"):
+            value = by_split[REFERENCE_COLUMNS[kind]].get(split, math.nan)
+            row[split] = round(float(value), DECIMALS[kind])
+        note = group["note"].iloc[0]
+        row["note"] = note if isinstance(note, str) else ""
+        rows.append(row)
+    return section("N-gram references on the same data", REFERENCE_TEXT, pd.DataFrame(rows))
+
+
+REFERENCE_TEXT = (
+    "What a model that learnt only local statistics scores: an add-one unigram model and an "
+    "interpolated modified Kneser-Ney model (order `references.order` in config.yaml; "
+    "rnnrepro.evaluation.ngram), both fit on the same training split as the runs and scored "
+    "on the same validation and test tokens with the same conventions (an unknown word is the "
+    "`<unk>` token; end of sentence and first token as the runs score them; a stream is read "
+    "whole, where the runs start each of their columns without context). A row whose "
+    "reproduced mean does not beat them says so in its verdict. On the full Penn Treebank "
+    "our 5-gram scores 144.8 test perplexity against the 141.2 Mikolov et al. (2011) "
+    "published for SRILM's (docs/methods.md §13)."
+)
+
+
 def read_floors(paths: Iterable[str | Path]) -> dict[str, dict[str, float]]:
     """Generator floors keyed by dataset, from ``results/data/{dataset}/floor.json`` files."""
     return {Path(p).parent.name: json.loads(Path(p).read_text()) for p in paths}
@@ -328,6 +453,7 @@ def build_table(
     floors: Mapping[str, Mapping[str, float]],
     tolerances: Mapping[str, float] = DEFAULT_TOLERANCES,
     scale: str = PAPER_SCALE,
+    references: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per reference row: paper value, reproduced mean ± std over runs and a verdict.
 
@@ -337,8 +463,11 @@ def build_table(
     absolute otherwise; kinds without one are not compared. A perplexity below the generator
     floor (any run) gets the verdict ``below floor``. A verdict from runs of a reduced scale
     (their ``scale`` column, else ``scale``) names that scale; a row without runs at a reduced
-    ``scale`` is ``not run at <scale> scale``.
+    ``scale`` is ``not run at <scale> scale``. With ``references`` (``read_references``) a text
+    row gives the unigram and n-gram values on its runs' tokens, and its verdict says when the
+    reproduced mean does not beat one of them.
     """
+    references = read_references([]) if references is None else references
     if runs.empty:
         runs = pd.DataFrame(columns=["experiment", "dataset", "family", "model", *METRIC_KIND])
     if "family" not in runs:
@@ -369,6 +498,10 @@ def build_table(
         diverged = int(matched["diverged"].sum()) if "diverged" in matched else 0
         if diverged:  # the procedure ended these runs at a NaN/inf loss (their best epoch kept)
             verdict = f"{verdict}; {diverged} of {len(matched)} run(s) diverged"
+        unigram, ngram = reference_values(
+            references, matched[matched[metric].notna()], ref["dataset"], metric
+        )
+        verdict += reference_verdict(mean, unigram, ngram)
         recurrent = matched["params"].dropna().to_numpy(float)
         out.append(
             {
@@ -385,6 +518,8 @@ def build_table(
                 "n_seeds": n,
                 "delta": mean - ref["value"],
                 "floor": floor,
+                "unigram": unigram,
+                "n-gram": ngram,
                 "params": recurrent.mean() if len(recurrent) else math.nan,
                 "verdict": verdict,
             }

@@ -2,6 +2,8 @@
 
 Called by the ``dynamic_eval`` rule with the run's last stage's model (after fine-tuning) and
 ``--settings``, the JSON of ``dynamic_eval.<name>``. Each split starts from the trained weights.
+In MoS's mode (``mode: mos``) the weight-drop masks are seeded from the run's seed (recorded in the
+model file), window by window; the metrics record the mode (``dynamic_eval_mode``).
 The job checkpoints (``--checkpoint``, outside the declared outputs) after the gradient
 statistics, every ``--save-every`` seconds and on SIGTERM/SIGUSR1, and a rerun resumes to the
 same numbers; the metrics file is written last, atomically.
@@ -21,7 +23,7 @@ import torch
 
 from rnnrepro.data.batching import read_stream
 from rnnrepro.devices import select_device
-from rnnrepro.evaluation import run_summary
+from rnnrepro.evaluation import run_identity, run_summary
 from rnnrepro.evaluation.dynamic import (
     DynamicEvalSettings,
     Progress,
@@ -70,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     settings = DynamicEvalSettings.from_dict(json.loads(args.settings))
     device = select_device(args.device)
     torch.set_num_threads(args.threads)
-    torch.manual_seed(0)  # nothing is sampled (no dropout); fixed for form's sake
+    torch.manual_seed(0)  # Krause's mode samples nothing; MoS's seeds its masks per window
     model, record = load_model(args.model, map_location=str(device))
+    seed = run_identity(args.model, record)["seed"]
     vocab = record["vocab"]
     index = {token: i for i, token in enumerate(vocab)}
     streams = {
@@ -86,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     if saved is not None and saved["digest"] != key:
         print(f"ignoring {checkpoint}: it belongs to other settings, model, data or code")
         saved = None
-    # cuDNN's LSTM has no backward in eval mode; the native kernel does (dropout stays off)
+    # cuDNN's LSTM has no backward in eval mode; the native kernel does (dropout stays off but
+    # for MoS's mode's weight drop)
     no_cudnn = (
         torch.backends.cudnn.flags(enabled=False)
         if device.type == "cuda"
@@ -96,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     with no_cudnn, catch_signals() as received:
         if saved is None:
             print(f"gradient statistics on {len(streams['train'])} training tokens", flush=True)
-            ms = gradient_statistics(model, streams["train"], settings, device)
+            ms = gradient_statistics(model, streams["train"], settings, device, seed)
             saved = {"digest": key, "ms": ms, "results": {}, "split": None, "seconds": 0.0}
             save_torch(saved, checkpoint)
         else:
@@ -128,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
                 progress,
                 device,
                 should_stop=lambda: bool(received) or due(),
+                seed=seed,
+                stream=split,
             ):
                 saved["split"] = {
                     "name": split,
@@ -153,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         "run": record["run"],
         "scale": args.scale,
         "dynamic_eval": json.loads(args.settings),
+        "dynamic_eval_mode": settings.mode,
         "dynamic_eval_seconds": saved["seconds"],
         **saved["results"],
     }

@@ -5,6 +5,9 @@ Example:
         --metrics results/runs/second_order_lstm/*/*/seed*/metrics.json \\
         --floors results/data/*/floor.json --out-csv t1.csv --out-md t1.md
 
+A text table reads the n-gram references of its datasets (``--references``): each row shows the
+unigram and n-gram values on its runs' tokens, and a section lists them.
+
 A reference row whose dataset is a cross-validation family (``ptb_lines_unigram``) is compared
 with the runs on its folds (``ptb_lines_unigram_fold1`` ...): mean ± std over folds × seeds.
 ``--note`` (repeatable) puts a line under the title, e.g. the scale's reductions. The orderings
@@ -22,6 +25,7 @@ from rnnrepro.data.sources import unpublished
 from rnnrepro.reporting.orderings import check_orderings, ordering_lines
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import (
+    NATS_NOTE,
     build_table,
     collect_metrics,
     describe_kept,
@@ -29,11 +33,14 @@ from rnnrepro.reporting.tables import (
     describe_scales,
     describe_tolerances,
     read_floors,
+    read_references,
+    reference_lines,
     robust_wcpa_lines,
     search_lines,
     search_summary,
     tolerances_in_use,
     training_lines,
+    with_nats_readings,
     write_table,
 )
 
@@ -49,6 +56,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", nargs="*", help="only reference rows of these datasets")
     parser.add_argument("--metrics", nargs="*", default=[], help="metrics.json files of the runs")
     parser.add_argument("--floors", nargs="*", default=[], help="floor.json files (Dyck datasets)")
+    parser.add_argument(
+        "--references",
+        nargs="*",
+        default=[],
+        help="n-gram reference CSVs of the text datasets (scripts/ngram_reference.py)",
+    )
     parser.add_argument(
         "--histories",
         nargs="*",
@@ -83,6 +96,11 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         help="Dyck tables: add the WCPA over distances with at least this many events",
     )
+    parser.add_argument(
+        "--bpc-in-nats",
+        action="store_true",
+        help="read each paper BPC both as bits and as nats per character, each with a verdict",
+    )
     parser.add_argument("--title", help="Markdown title (default: paper and table)")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
@@ -94,6 +112,9 @@ def main(argv: list[str] | None = None) -> None:
     table_label = " + ".join(args.table) if args.table else None
     if reference.empty:
         parser.error(f"no reference rows for paper {args.paper!r}, table {table_label!r}")
+    if args.bpc_in_nats:
+        reference = with_nats_readings(reference)
+        args.note.append(NATS_NOTE)
     tolerances = {
         "ppl": args.ppl_tolerance,
         "wcpa": args.wcpa_tolerance,
@@ -108,7 +129,8 @@ def main(argv: list[str] | None = None) -> None:
         if note:
             args.note.append(note)
     floors = read_floors(args.floors)
-    table = build_table(reference, runs, floors, tolerances, args.scale)
+    references = read_references(args.references)
+    table = build_table(reference, runs, floors, tolerances, args.scale, references)
     run_scales = set(runs["scale"]) - {""} if "scale" in runs else set()
     orderings = check_orderings(
         papers.orderings(args.paper, args.table), table, run_scales or {args.scale}
@@ -132,6 +154,7 @@ def main(argv: list[str] | None = None) -> None:
             *search_lines(search_summary(args.metrics)),
             *(robust_wcpa_lines(runs, args.wcpa_min_events) if args.wcpa_min_events else []),
             *training_lines(runs, args.histories, floors),
+            *reference_lines(references),
             *ordering_lines(orderings),
         ],
     )
