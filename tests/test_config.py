@@ -396,3 +396,22 @@ def test_the_fold1_scale_runs_the_papers_settings_on_one_fold():
     assert "the papers' settings" in note and "folds [1] of 5 only" in note
     assert "no reproduction" not in note
     assert scale_notes(config, "dyck") == ["Scale fold1: the papers' settings on this track."]
+
+
+def test_a_scale_replaces_named_procedures_settings_and_says_so():
+    config = base_config()
+    config["scale"] = "cpu"
+    config["scales"]["cpu"]["training"] = {"second_order_lstm_wikitext2": {"lr": 3e-3}}
+    run = cfg.run_config(config, "second_order_lstm", "wikitext2", "lstm")["training"]
+    paper = config["training"]["second_order_lstm_wikitext2"]
+    assert run["lr"] == 3e-3 and run["batch_size"] == paper["batch_size"]
+    # the Dyck runs train with another procedure: untouched
+    dyck = cfg.run_config(config, "second_order_lstm", "dyck_m4", "lstm")["training"]
+    assert dyck["lr"] == config["training"]["second_order_lstm_dyck"]["lr"]
+    note = "training procedure second_order_lstm_wikitext2: lr 0.0001 → 0.003;"
+    assert note in scale_notes(config, "text", "second_order_lstm")
+    assert note not in scale_notes(config, "dyck", "second_order_lstm")
+    assert note not in scale_notes(config, "text", "memory")
+    config["scales"]["cpu"]["training"] = {"second_order_lstm_wt2": {"lr": 3e-3}}
+    with pytest.raises(cfg.ConfigError, match=r"'scales.cpu.training.second_order_lstm_wt2'"):
+        cfg.check(config)

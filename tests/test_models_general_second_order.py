@@ -348,3 +348,21 @@ def test_stability_measures_equal_autograds_step_jacobians(activation, use_e):
     assert exponent == pytest.approx(sum(logs) / len(logs), abs=1e-5)
     linear = body.A @ torch.diag(body.B.weight[2]) @ body.C + (0 if body.E is None else body.E)
     assert torch.allclose(stability.transition(body, torch.tensor(2)), linear, atol=1e-6)
+
+
+def test_b_init_std_scales_only_b_and_keeps_the_draws():
+    """A variant's initialisation (benchmarks/variants): B's rows N(0, std²), every other weight
+    and the random stream as with the default, so variants differ in B alone."""
+    vocab = [chr(97 + i) for i in range(27)]
+    torch.manual_seed(3)
+    default = build_model("second_order_rnn", vocab, hidden_size=8, inner_size=6)
+    torch.manual_seed(3)
+    scaled = build_model("second_order_rnn", vocab, hidden_size=8, inner_size=6, b_init_std=0.1)
+    for name, weight in default.state_dict().items():
+        expected = weight * 0.1 if name.endswith("B.weight") else weight
+        assert torch.equal(scaled.state_dict()[name], expected), name
+    assert parameter_count("second_order_rnn", 27, {"hidden_size": 8, "inner_size": 6}) == sum(
+        p.numel() for p in scaled.parameters()
+    )
+    with pytest.raises(ValueError, match="b_init_std must be > 0"):
+        build_model("second_order_rnn", vocab, hidden_size=8, inner_size=6, b_init_std=0.0)

@@ -53,6 +53,8 @@ def test_kneser_ney_bigram_by_hand():
     assert math.exp(model.logprob(b, [a])) == pytest.approx(53 / 108)
     assert math.exp(model.logprob(c, [b])) == pytest.approx(7 / 27)  # unseen context: backs off
     assert model.logprob(b, [START, a]) == model.logprob(b, [a])  # only order - 1 tokens count
+    fourgram = KneserNey([[START, a, b], [START, a, a]], 4, 3)
+    assert fourgram.logprob(b, [START, a]) != fourgram.logprob(b, [a])  # a short history is whole
 
 
 def test_unigram_is_add_one_and_never_counts_the_start_marker():

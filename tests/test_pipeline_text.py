@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import math
 import re
 import shutil
 import threading
@@ -79,6 +80,10 @@ def test_ptb_tables_hold_runs_and_paper_numbers(text_run):
     assert set(ran["dataset"]) == {"ptb_char", "ptb_word"}
     assert (ran["n_seeds"] == 1).all() and ran["paper"].notna().all()
     assert ran["mean"].between(0.5, 12).all()  # bits per char / nats per word, near uniform
+    # the n-gram references of the same data sit beside every text row, and under the table
+    assert ran["unigram"].notna().all() and (ran["n-gram"] < ran["unigram"]).all()
+    markdown = (workdir / "results/tables/multi_matrix_table2_ptb.md").read_text()
+    assert "## N-gram references on the same data" in markdown and "| ptb_char | kn8 |" in markdown
     assert set(table.loc[~table["model"].isin(MULTI_MATRIX_MODELS), "verdict"]) == {
         "not run at smoke scale"
     }
@@ -88,7 +93,11 @@ def test_ptb_tables_hold_runs_and_paper_numbers(text_run):
         & general_second_order["model"].isin(GENERAL_SECOND_ORDER_MODELS)
     ]
     assert len(bpc) == 4 and (bpc["n_seeds"] == 1).all()
-    assert "Scale smoke" in (workdir / "results/tables/general_second_order_table1.md").read_text()
+    nats = general_second_order[general_second_order["metric"] == "test_npc"].set_index("model")
+    bits = bpc.set_index("model")
+    assert (nats.loc[bits.index, "mean"] - bits["mean"] * math.log(2)).abs().max() < 1e-9
+    markdown = (workdir / "results/tables/general_second_order_table1.md").read_text()
+    assert "Scale smoke" in markdown and "Corpus: the paper's is the raw Wall Street" in markdown
 
 
 def test_text_metrics_and_analyses(text_run):

@@ -32,7 +32,7 @@ from fractions import Fraction
 from math import floor
 
 # hyper-parameters that do not change the parameter count
-_NO_PARAMETERS = {"dropout", "dropouti", "activation"}
+_NO_PARAMETERS = {"dropout", "dropouti", "activation", "b_init_std"}  # no effect on the count
 
 # architecture -> (required hyper-parameters, optional ones with their defaults)
 _HPARAMS: dict[str, tuple[tuple[str, ...], dict]] = {

@@ -166,6 +166,13 @@ def dynamic_eval_settings(config: dict, experiment: str, dataset: str, model: st
     return _capped(settings, training_caps(config, experiment), ("max_batches", "max_eval_tokens"))
 
 
+def procedure_settings(config: dict, procedure: str) -> dict:
+    """A training procedure's settings at the selected scale: ``training.<procedure>`` with the
+    scale's replacements (``scales.<scale>.training.<procedure>``)."""
+    replaced = scale_settings(config).get("training", {}).get(procedure, {})
+    return {**config["training"][procedure], **replaced}
+
+
 def scale_settings(config: dict) -> dict:
     """The settings of the selected scale."""
     return config["scales"][config["scale"]]
@@ -250,6 +257,12 @@ def _check_scales(config: dict) -> None:
                 f"config key 'scales.{name}.dyck': min_length {dyck['min_length']} > "
                 f"max_length {dyck['max_length']}"
             )
+        for procedure in settings.get("training", {}):
+            if procedure not in config["training"]:
+                raise ConfigError(
+                    f"config key 'scales.{name}.training.{procedure}': no training procedure "
+                    f"of that name (training: {', '.join(config['training'])})"
+                )
         for fold in settings.get("text", {}).get("folds", []):
             if fold > config["text"]["folds"]:
                 raise ConfigError(
@@ -494,7 +507,7 @@ def run_config(
     if stage == "finetune":
         procedure = per_dataset(entry, "finetune", fam)
         out["stage"] = stage
-    training = dict(config["training"][procedure])
+    training = procedure_settings(config, procedure)
     if trial is not None:
         sampled = trial_settings(config, experiment, dataset, model, trial)
         training.update(sampled)

@@ -75,7 +75,7 @@ class KneserNey:
 
     def logprob(self, token: int, history: Sequence[int]) -> float:
         """ln p(token | history) (only the last ``order - 1`` history tokens matter)."""
-        history = tuple(history[len(history) - self.order + 1 :]) if self.order > 1 else ()
+        history = tuple(history[max(0, len(history) - self.order + 1) :]) if self.order > 1 else ()
         prob = 1.0 / self.vocab_size
         for k in range(1, len(history) + 2):
             context = history[len(history) - k + 1 :]

@@ -158,7 +158,8 @@ class SecondOrderRNN(OneHotRecurrence):
     Parameters: ``A`` [h, m], ``B`` Embedding(V, m), ``C`` [m, h], ``D`` Embedding(V, h) (if
     ``use_d``), ``E`` [h, h] (if ``use_e``), ``f`` [h], and the language model's decoder
     Linear(h, V). Count (MODELS §4.3): h·m + m·V + m·h + δ_D h·V + δ_E h² + h + V·h + V.
-    ``recurrent_parameters`` = all but the decoder (A, B, C, D, E, f).
+    ``recurrent_parameters`` = all but the decoder (A, B, C, D, E, f). ``b_init_std``: B's rows
+    start at N(0, b_init_std²) (docs/methods.md §6.3: 1 by default).
     """
 
     def __init__(
@@ -169,12 +170,17 @@ class SecondOrderRNN(OneHotRecurrence):
         use_d: bool = True,
         use_e: bool = True,
         activation: str = "tanh",
+        b_init_std: float = 1.0,
     ):
         super().__init__(vocab_size, hidden_size, activation)
         h, m, V = hidden_size, inner_size, self.vocab_size
         self.inner_size, self.use_d, self.use_e = m, use_d, use_e
         self.A = nn.Parameter(uniform_(torch.empty(h, m), m))
-        self.B = nn.Embedding(V, m)
+        self.B = nn.Embedding(V, m)  # N(0, 1) rows, scaled (the same draws for every std)
+        if b_init_std <= 0:
+            raise ValueError(f"b_init_std must be > 0, got {b_init_std}")
+        with torch.no_grad():
+            self.B.weight.mul_(b_init_std)
         self.C = nn.Parameter(uniform_(torch.empty(m, h), h))
         self.D = nn.Embedding(V, h) if use_d else None
         self.E = nn.Parameter(uniform_(torch.empty(h, h), h)) if use_e else None
@@ -247,6 +253,7 @@ class SecondOrderRNNLM(RNNModel):
         use_e: bool = True,
         activation: str = "tanh",
         dropout: float = 0.0,
+        b_init_std: float = 1.0,
     ):
         body = partial(
             SecondOrderRNN,
@@ -255,6 +262,7 @@ class SecondOrderRNNLM(RNNModel):
             use_d=use_d,
             use_e=use_e,
             activation=activation,
+            b_init_std=b_init_std,
         )
         super().__init__(vocab, body, None, dropout=dropout)
 

@@ -3,7 +3,13 @@ settings (config.yaml ``scales``), in plain language (no torch import)."""
 
 from __future__ import annotations
 
-from rnnrepro.config import scale_settings, text_settings, training_caps
+from rnnrepro.config import (
+    FAMILIES,
+    per_dataset,
+    scale_settings,
+    text_settings,
+    training_caps,
+)
 
 
 def scale_notes(config: dict, track: str = "text", experiment: str | None = None) -> list[str]:
@@ -76,6 +82,7 @@ def scale_notes(config: dict, track: str = "text", experiment: str | None = None
             notes.append(
                 f"number agreement on the first {text['agreement_items']} items of each file;"
             )
+    notes += procedure_notes(config, track, experiment)
     if settings["seeds"] != paper["seeds"]:
         notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
     if folds is not None and notes == [folds]:  # the papers' runs of fewer folds
@@ -90,3 +97,32 @@ def scale_notes(config: dict, track: str = "text", experiment: str | None = None
         "these results check the pipeline and are no reproduction of the paper:",
         *notes,
     ]
+
+
+def procedures(config: dict, track: str, experiment: str | None) -> set[str]:
+    """The training procedures the models of ``experiment`` (every experiment if None) train
+    with on the datasets of ``track`` (``dyck``: the Dyck family; ``text``: the others)."""
+    names = set()
+    for exp_name, exp in config["experiments"].items():
+        if experiment not in (None, exp_name):
+            continue
+        for model in exp["models"].values():
+            for fam in model.get("datasets", exp["datasets"]):
+                if fam not in FAMILIES or (fam == "dyck") != (track == "dyck"):
+                    continue
+                names |= {per_dataset(model, key, fam) for key in ("training", "finetune")}
+    return names - {None}
+
+
+def procedure_notes(config: dict, track: str, experiment: str | None) -> list[str]:
+    """One note per training procedure whose settings the selected scale replaces
+    (``scales.<scale>.training``) and that the track's runs use: the paper's value and this
+    scale's."""
+    notes = []
+    used = procedures(config, track, experiment)
+    for name, replaced in scale_settings(config).get("training", {}).items():
+        if name in used:
+            full = config["training"][name]
+            changes = ", ".join(f"{k} {full.get(k, 'unset')} → {v}" for k, v in replaced.items())
+            notes.append(f"training procedure {name}: {changes};")
+    return notes
