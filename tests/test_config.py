@@ -374,9 +374,9 @@ def test_an_experiment_caps_its_own_runs_at_a_reduced_scale():
     assert f"at most {caps['max_batches']} batches per epoch" in notes
     assert f"at most {caps['max_epochs']} epochs per run" in notes
     # other experiments keep the scale's own caps
-    memory = cfg.run_config(config, "memory", "ptb_stream", "lstm_650", trial=1)["training"]
-    assert memory["max_epochs"] == config["scales"]["cpu"]["max_epochs"]
-    assert "max_batches" not in memory and "max_eval_tokens" not in memory
+    lstm = cfg.run_config(config, "multi_matrix", "ptb_word", "lstm")["training"]
+    assert lstm["max_epochs"] == config["scales"]["cpu"]["max_epochs"]
+    assert "max_batches" not in lstm and "max_eval_tokens" not in lstm
     config["scale"] = "paper"
     paper = cfg.run_config(config, "major_minor", "ptb_stream", "awd_mmlstm_mos")["training"]
     assert paper["max_epochs"] == 1000 and "max_batches" not in paper
