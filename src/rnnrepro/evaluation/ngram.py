@@ -11,8 +11,9 @@ Two models are fit on a run's own training data and scored on the same tokens as
   distribution over the vocabulary.
 
 A sequence is a list of token ids whose first element may be ``START``, a context-only marker
-(SRILM's ``<s>``) that is never predicted. ``score`` returns the natural-log probability of
-every token from ``first`` on, given the tokens before it in its sequence.
+(SRILM's ``<s>``) that is never predicted. ``score`` sums the negative log-likelihood (nats) of
+every token from position ``first`` on, each given the tokens before it in its sequence. Checked
+against KenLM's ``lmplz`` on the Penn Treebank: docs/methods.md §13.
 """
 
 from __future__ import annotations

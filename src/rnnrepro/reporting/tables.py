@@ -113,6 +113,8 @@ COLUMN_LEGEND = {
     "`k of n run(s) diverged` says that the procedure ended k runs at a NaN/inf loss and that "
     "their numbers are those of their best epoch before it",
 }
+# columns a Markdown table leaves out when no row has a value
+OPTIONAL_COLUMNS = ("floor", "unigram", "n-gram")
 PAPER_SCALE = "paper"
 BOUND_CHECKS = {
     "<": np.less,
@@ -658,6 +660,8 @@ def write_table(
     write_csv_atomic(df, csv_path, index=False)
     if "stage" in df and set(df["stage"]) <= {"train"}:  # one stage: no column for it
         df = df.drop(columns=["stage"])
+    empty = [c for c in OPTIONAL_COLUMNS if c in df and df[c].isna().all()]
+    df = df.drop(columns=empty)  # no floor in a text table, no reference in a Dyck one
     lines = [f"# {title}", ""]
     title_notes = list(title_notes)
     if title_notes:
