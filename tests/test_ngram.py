@@ -227,3 +227,12 @@ def test_bpc_rows_read_in_bits_and_in_nats(tmp_path):
         ("so_id", "test_bpc"): "differs",
         ("so_id", "test_npc"): "match",
     }
+
+
+def test_out_of_range_discount_estimates_keep_every_token_possible():
+    """Tiny data can estimate a discount <= 0 (here D3+: n4 > n3); the fallback keeps mass for
+    unseen tokens, so no token gets probability 0."""
+    seqs = [[START, 0, 1]] + [[START, 0, 2]] * 2 + [[START, 0, 3]] * 4 + [[START, 0, 4]] * 4
+    model = KneserNey(seqs, 2, 6)
+    assert all(d > 0 for d in model.discounts[2])
+    assert all(math.isfinite(model.logprob(w, [0])) for w in range(6))

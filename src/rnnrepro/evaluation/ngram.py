@@ -117,7 +117,9 @@ def _discounts(counts: Iterable[int]) -> tuple[float, float, float]:
         2 - 3 * y * n[3] / n[2],
         3 - 4 * y * n[4] / n[3] if n[3] else 2.5,
     )
-    return tuple(min(max(d, 0.0), float(c)) for c, d in enumerate(estimates, start=1))
+    if not all(0 < d <= c for c, d in enumerate(estimates, start=1)):  # tiny data: out of range
+        return (0.5, 0.5, 0.5)  # a positive discount keeps mass for every unseen token
+    return estimates
 
 
 def score(
