@@ -207,8 +207,8 @@ def main() -> None:
         for model_name, model in entry["models"].items():
             if args.models and model_name not in args.models:
                 continue
-            for family in model.get("datasets", entry["datasets"]):
-                if family not in FAMILY_DATASET or family not in entry["datasets"]:
+            for family in cfg.model_families(entry, model):
+                if family not in FAMILY_DATASET:
                     continue
                 row = measure(config, experiment, FAMILY_DATASET[family], model_name, args)
                 print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)

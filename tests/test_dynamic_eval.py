@@ -118,11 +118,13 @@ def job(tmp_path):
         embedding_dim=6, layer_sizes=[10, 6], major_proportions=[0.8, 1.0], dropout=0.3,
         weight_drop=0.5), run={"training": {}}, identity=record, epochs=1, best_epoch=1,
         train_seconds=1.0, stopped_because="", params={"total": 1, "recurrent": 1})  # fmt: skip
-    settings = json.dumps({"batch_size": 3, "lr": 0.01, "epsilon": 0.001, "lamb": 0.02, "bptt": 4})
+    settings = {"batch_size": 3, "lr": 0.01, "epsilon": 0.001, "lamb": 0.02, "bptt": 4}
 
-    def run(name, checkpoint, **extra):
+    def run(name, checkpoint, mode=None, **extra):
+        mode = {"mode": mode} if mode else {}
         argv = [f"--{k}={v}" for k, v in files.items() if k != "model"]
-        argv += [f"--model={files['model']}", f"--settings={settings}", "--scale=smoke",
+        argv += [f"--model={files['model']}", f"--settings={json.dumps(settings | mode)}",
+                 "--scale=smoke",
                  "--device=cpu", f"--checkpoint={tmp_path / checkpoint}",
                  f"--out={tmp_path / name}"]  # fmt: skip
         argv += [f"--{k}={v}" for k, v in extra.items()]
@@ -137,8 +139,21 @@ class Killed(Exception):
     pass
 
 
-def test_a_killed_job_resumes_to_the_same_numbers(job, monkeypatch):
-    status, whole = job("whole.json", "whole.ckpt")
+def test_the_job_records_its_mode_and_the_modes_differ(job):
+    status, krause = job("krause.json", "krause.ckpt")
+    assert status == 0 and krause["dynamic_eval_mode"] == "krause"
+    status, mos = job("mos.json", "mos.ckpt", "mos")
+    assert (
+        status == 0 and mos["dynamic_eval_mode"] == "mos" and mos["dynamic_eval"]["mode"] == "mos"
+    )
+    assert mos["test"]["loss"] != pytest.approx(krause["test"]["loss"], rel=1e-4)
+    with pytest.raises(ValueError, match=r"dynamic_eval\.<name>\.mode"):
+        job("bad.json", "bad.ckpt", "Krause")
+
+
+@pytest.mark.parametrize("mode", [None, "mos"])
+def test_a_killed_job_resumes_to_the_same_numbers(job, monkeypatch, mode):
+    status, whole = job("whole.json", "whole.ckpt", mode)
     assert status == 0 and whole["stage"] == "dynamic_eval"
     assert whole["evaluated_stage"] == "finetune" and math.isfinite(whole["test"]["ppl"])
     saves = []
@@ -152,10 +167,11 @@ def test_a_killed_job_resumes_to_the_same_numbers(job, monkeypatch):
 
     monkeypatch.setattr(script, "save_torch", save_then_die)
     with pytest.raises(Killed):
-        job("resumed.json", "resumed.ckpt", **{"save-every": 0})
+        job("resumed.json", "resumed.ckpt", mode, **{"save-every": 0})
     assert saves == [None, 1, 2]  # statistics, then after windows 1 and 2 of validation
     monkeypatch.setattr(script, "save_torch", real_save)
-    status, resumed = job("resumed.json", "resumed.ckpt", **{"save-every": 0})
+    torch.manual_seed(4321)  # another random state in the process: nothing changes
+    status, resumed = job("resumed.json", "resumed.ckpt", mode, **{"save-every": 0})
     assert status == 0
     for split in ("val", "test"):
         assert resumed[split] == whole[split]

@@ -5,7 +5,6 @@ zihangdai/mos dynamiceval.py; ``krause`` runs with no dropout and scores every w
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import jsonschema
@@ -21,9 +20,8 @@ from rnnrepro.evaluation.dynamic import (
     gradient_statistics,
     set_mode,
 )
-from rnnrepro.models import build_model, save_model
+from rnnrepro.models import build_model
 from rnnrepro.models.awd import WeightDropLSTM
-from rnnrepro.scripts import dynamic_eval as script
 
 ROOT = Path(__file__).resolve().parents[1]
 VOCAB = ["<eos>", *[f"w{i}" for i in range(11)]]
@@ -159,63 +157,3 @@ def test_a_bad_mode_names_the_config_key():
 def test_major_minor_runs_mos_mode():
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     assert {s.get("mode") for s in config["dynamic_eval"].values()} == {"mos"}
-
-
-@pytest.fixture
-def job(tmp_path):
-    files = {}
-    for split, (n, seed) in {"train": (300, 5), "val": (61, 6), "test": (73, 7)}.items():
-        ids = stream(n, seed).tolist()
-        files[split] = tmp_path / f"{split}.txt"
-        files[split].write_text(" ".join(VOCAB[i] for i in ids if i) + "\n")
-    record = {"experiment": "e", "dataset": "d", "model": "m", "seed": 1, "stage": "finetune"}
-    files["model"] = tmp_path / "model.pt"
-    save_model(model(), files["model"], "awd_lstm", VOCAB, {**HPARAMS, "weight_drop": 0.5},
-               run={"training": {}}, identity=record, epochs=1, best_epoch=1, train_seconds=1.0,
-               stopped_because="", params={"total": 1, "recurrent": 1})  # fmt: skip
-
-    def run_job(name, mode=None, **extra):
-        settings = {"batch_size": 3, "lr": 0.01, "epsilon": 0.001, "lamb": 0.02, "bptt": 4}
-        if mode:
-            settings["mode"] = mode
-        argv = [f"--{k}={v}" for k, v in files.items()]
-        argv += [f"--settings={json.dumps(settings)}", "--scale=smoke", "--device=cpu"]
-        argv += [f"--checkpoint={tmp_path / name}.ckpt", f"--out={tmp_path / name}.json"]
-        argv += [f"--{k}={v}" for k, v in extra.items()]
-        status = script.main(argv)
-        return status, json.loads((tmp_path / f"{name}.json").read_text()) if status == 0 else None
-
-    return run_job
-
-
-class Killed(Exception):
-    pass
-
-
-def test_the_job_records_its_mode_and_mos_mode_resumes_to_the_same_numbers(job, monkeypatch):
-    status, krause = job("krause")
-    assert status == 0 and krause["dynamic_eval_mode"] == "krause"
-    status, mos = job("mos", "mos")
-    assert status == 0 and mos["dynamic_eval_mode"] == "mos"
-    assert mos["dynamic_eval"]["mode"] == "mos"
-    assert mos["test"]["loss"] != pytest.approx(krause["test"]["loss"], rel=1e-4)
-    _, again = job("again", "mos")
-    assert (again["val"], again["test"]) == (mos["val"], mos["test"])
-    saves = []
-    real_save = script.save_torch
-
-    def save_then_die(obj, path):  # killed right after the 3rd checkpoint (mid validation)
-        real_save(obj, path)
-        saves.append(1)
-        if len(saves) == 3:
-            raise Killed
-
-    monkeypatch.setattr(script, "save_torch", save_then_die)
-    with pytest.raises(Killed):
-        job("resumed", "mos", **{"save-every": 0})
-    monkeypatch.setattr(script, "save_torch", real_save)
-    torch.manual_seed(4321)  # another random state in the process: nothing changes
-    status, resumed = job("resumed", "mos", **{"save-every": 0})
-    assert status == 0 and (resumed["val"], resumed["test"]) == (mos["val"], mos["test"])
-    with pytest.raises(ValueError, match=r"dynamic_eval\.<name>\.mode"):
-        job("bad", "Krause")

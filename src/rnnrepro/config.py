@@ -224,7 +224,8 @@ def dataset_names(config: dict, family_name: str) -> list[str]:
     )
 
 
-def _model_families(experiment: dict, model: dict) -> list[str]:
+def model_families(experiment: dict, model: dict) -> list[str]:
+    """The dataset families a model of ``experiment`` runs on, in the experiment's order."""
     wanted = model.get("datasets", experiment["datasets"])
     return [f for f in experiment["datasets"] if f in wanted]
 
@@ -238,7 +239,7 @@ def check(config: dict) -> None:
             key = f"experiments.{exp_name}.models.{model_name}"
             arch = model.get("architecture", model_name)
             _check_model(config, exp_name, key, arch, model)
-            for fam in _model_families(experiment, model):
+            for fam in model_families(experiment, model):
                 _check_family(key, arch, fam, model)
 
 
@@ -290,7 +291,7 @@ def _check_experiment(config: dict, exp_name: str, experiment: dict) -> None:
         )
     for name in agreement["models"]:
         model = experiment["models"].get(name)
-        if model is None or agreement["corpus"] not in _model_families(experiment, model):
+        if model is None or agreement["corpus"] not in model_families(experiment, model):
             raise ConfigError(
                 f"config key '{key}.models': {name!r} is no model of experiment "
                 f"{exp_name!r} trained on {agreement['corpus']!r}"
@@ -423,7 +424,7 @@ def runs(config: dict, experiment: str | None = None, model: str | None = None) 
         for name, model_entry in entry["models"].items():
             if model is not None and name != model:
                 continue
-            for fam in _model_families(entry, model_entry):
+            for fam in model_families(entry, model_entry):
                 for dataset in dataset_names(config, fam):
                     out += [
                         Run(exp, dataset, name, s, trial=k)

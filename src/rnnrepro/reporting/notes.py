@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rnnrepro.config import (
     FAMILIES,
+    model_families,
     per_dataset,
     scale_settings,
     text_settings,
@@ -107,7 +108,7 @@ def procedures(config: dict, track: str, experiment: str | None) -> set[str]:
         if experiment not in (None, exp_name):
             continue
         for model in exp["models"].values():
-            for fam in model.get("datasets", exp["datasets"]):
+            for fam in model_families(exp, model):
                 if fam not in FAMILIES or (fam == "dyck") != (track == "dyck"):
                     continue
                 names |= {per_dataset(model, key, fam) for key in ("training", "finetune")}

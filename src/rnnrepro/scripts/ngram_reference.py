@@ -43,12 +43,11 @@ COLUMNS = [
 ]
 
 
-def sequences(path: Path, framing: str, index: dict[str, int], eval_tokens: int = 0) -> list:
+def sequences(path: Path, framing: str, index: dict[str, int]) -> tuple[list, int]:
     """The split's token-id sequences, each led by the start marker, and the first position of
-    each that is scored."""
+    each that is scored (a stream is one sequence)."""
     if framing == "stream":
-        ids = read_stream(path, index).tolist()
-        return [[START, *(ids[:eval_tokens] if eval_tokens else ids)]], 2
+        return [[START, *read_stream(path, index).tolist()]], 2
     lines = text.encode(text.read_token_file(path), index, str(path))
     if framing == "eos":
         eos = index[text.EOS]
@@ -56,6 +55,11 @@ def sequences(path: Path, framing: str, index: dict[str, int], eval_tokens: int 
     if framing == "none":
         return [[START, *line] for line in lines], 2
     raise ValueError(f"unknown framing {framing!r} (expected eos, none or stream)")
+
+
+def cut(seqs: list, eval_tokens: int) -> list:
+    """A stream's first ``eval_tokens`` tokens after the start marker (0: all of them)."""
+    return [seqs[0][: eval_tokens + 1]] if eval_tokens else seqs
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -106,8 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     stream = args.framing == "stream"
     for split in ("val", "test"):
+        whole, first = sequences(data / f"{split}.txt", args.framing, index)
         for eval_tokens in sorted(set(args.eval_tokens)) if stream else [0]:
-            seqs, first = sequences(data / f"{split}.txt", args.framing, index, eval_tokens)
+            seqs = cut(whole, eval_tokens)
             for name, model, note, seconds in models:
                 row = {
                     "dataset": data.name,
