@@ -1,53 +1,66 @@
-"""Gather the cpu-scale probes' validation curves beside their data's n-gram references.
+"""Gather the validation curves of probe or variant runs beside their data's n-gram references.
 
     python benchmarks/cpu_probe/collect.py runs/probe_* --out benchmarks/results/cpu_probe.csv
+    python benchmarks/cpu_probe/collect.py runs/variant_lr runs/variant_binit \
+        benchmarks/results/fold1 --references benchmarks/results/references_paper --out ...
 
-One row per probe, run and epoch: the validation perplexity (words) or BPC (characters), the
-epoch's seconds, and the unigram and Kneser-Ney validation values of the same dataset (whole
-split) from the probe directory's ``results/references/<dataset>.csv``.
+One row per directory, run and epoch: the validation perplexity (words) or BPC (characters),
+the epoch's seconds, and the unigram and Kneser-Ney validation values of the same dataset (whole
+split) from ``<references>/<dataset>.csv`` (default: the directory's ``results/references``).
+A run's last row also carries its test value and why it stopped (its ``metrics.json``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pandas as pd
 
 
-def curves(probe: Path) -> pd.DataFrame:
-    """Every history.csv of a probe directory, with its references' validation values."""
+def curves(probe: Path, references_dir: Path | None = None) -> pd.DataFrame:
+    """Every history.csv under a directory, with its references' validation values."""
     frames = []
-    for path in sorted(probe.glob("results/runs/**/history.csv")):
+    references_dir = references_dir or probe / "results/references"
+    for path in sorted(probe.glob("**/history.csv")):
         history = pd.read_csv(path)
         dataset = history["dataset"].iloc[0]
         metric = "val_bpc" if history["val_bpc"].notna().any() else "val_ppl"
-        references = pd.read_csv(probe / "results/references" / f"{dataset}.csv")
+        references = pd.read_csv(references_dir / f"{dataset}.csv")
         references = references[(references["split"] == "val") & (references["eval_tokens"] == 0)]
         column = metric.removeprefix("val_")
         values = dict(zip(references["reference"], references[column], strict=True))
         ngram = next(v for k, v in values.items() if k != "unigram")
-        frames.append(
-            history[["experiment", "dataset", "model", "epoch", "seconds"]].assign(
-                probe=probe.name.removeprefix("probe_"),
-                metric=metric,
-                value=history[metric],
-                unigram=values["unigram"],
-                ngram=ngram,
-                beats_ngram=history[metric] < ngram,
-            )
+        test, stopped = float("nan"), ""
+        if (path.parent / "metrics.json").is_file():
+            metrics = json.loads((path.parent / "metrics.json").read_text())
+            test, stopped = metrics["test"][column], metrics["stopped_because"]
+        frame = history[["experiment", "dataset", "model", "epoch", "seconds"]].assign(
+            probe=probe.name.removeprefix("probe_"),
+            metric=metric,
+            value=history[metric],
+            unigram=values["unigram"],
+            ngram=ngram,
+            beats_ngram=history[metric] < ngram,
+            test=float("nan"),
+            stopped_because="",
         )
+        frame.loc[frame.index[-1], ["test", "stopped_because"]] = [test, stopped]
+        frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("probes", nargs="+", type=Path, help="probe run directories")
+    parser.add_argument("probes", nargs="+", type=Path, help="run directories")
+    parser.add_argument("--references", type=Path, help="a directory of <dataset>.csv references")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    table = pd.concat([curves(p) for p in args.probes], ignore_index=True)
+    table = pd.concat([curves(p, args.references) for p in args.probes], ignore_index=True)
     columns = ["probe", "experiment", "dataset", "model", "epoch", "metric", "value"]
-    table = table[[*columns, "unigram", "ngram", "beats_ngram", "seconds"]]
+    extra = ["test", "stopped_because"]
+    table = table[[*columns, "unigram", "ngram", "beats_ngram", "seconds", *extra]]
     table.to_csv(args.out, index=False, float_format="%.4f")
     last = table.groupby(["probe", "dataset", "model"]).tail(1)
     print(last.to_string(index=False))
