@@ -1,0 +1,53 @@
+"""benchmarks/job_times.py: job durations read back from Snakemake's logs."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from pipeline_utils import ROOT
+
+LOG = """\
+[Fri Nov 27 13:21:50 2026]
+localrule train:
+    output: results/runs/memory/ptb_stream/lstm_650/seed1/trial1/model.pt
+    jobid: 2
+    wildcards: experiment=memory, dataset=ptb_stream, model=lstm_650, seed=1, trialdir=/trial1
+[Fri Nov 27 13:21:50 2026]
+localrule ngram_reference:
+    jobid: 5
+    wildcards: dataset=ptb_stream
+[Fri Nov 27 13:21:52 2026]
+Finished jobid: 5 (Rule: ngram_reference)
+[Fri Nov 27 13:22:10 2026]
+localrule evaluate_text:
+    jobid: 7
+    wildcards: experiment=memory, dataset=ptb_stream, model=lstm_650, seed=1
+[Fri Nov 27 13:23:50 2026]
+Finished jobid: 2 (Rule: train)
+[Fri Nov 27 13:24:00 2026]
+localrule memory:
+    jobid: 0
+[Fri Nov 27 13:24:00 2026]
+Finished jobid: 0 (Rule: memory)
+"""
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("job_times", ROOT / "benchmarks/job_times.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_jobs_are_paired_and_an_unfinished_one_runs_to_the_logs_end(tmp_path):
+    log = tmp_path / "2026-11-27T132150.000000.snakemake.log"
+    log.write_text(LOG)
+    jobs = {row["rule"]: row for row in load().jobs_of_log(log)}
+    assert (jobs["train"]["seconds"], jobs["train"]["finished"]) == (120, True)
+    assert jobs["train"]["experiment"] == "memory"
+    assert (jobs["ngram_reference"]["seconds"], jobs["ngram_reference"]["experiment"]) == (
+        2,
+        "(shared)",
+    )
+    # Started, never finished in this log (killed): counted to the log's last timestamp.
+    assert (jobs["evaluate_text"]["seconds"], jobs["evaluate_text"]["finished"]) == (110, False)
