@@ -99,7 +99,7 @@ def train_resources(output: str) -> dict:
     return dict(item.split("=", 1) for item in line.split(", ") if "=" in item)
 
 
-def test_smoke_table_runs_through_slurm_with_a_gpu_per_run(cluster, tmp_path):
+def test_smoke_table_runs_through_slurm_with_cpus_for_a_dyck_run(cluster, tmp_path):
     target = "results/tables/second_order_lstm_table1.md"
     proc = subprocess.run(
         snakemake_command(tmp_path, small_config(), target),
@@ -118,36 +118,44 @@ def test_smoke_table_runs_through_slurm_with_a_gpu_per_run(cluster, tmp_path):
     assert job["JobState"] == "COMPLETED", job
     assert "train" in job["Comment"] and "evaluate_dyck" in job["Comment"], job  # group "run"
     assert job["Partition"] == "debug"
-    assert job["TresPerJob"] == "gres:gpu:1", job  # --gpus=1
-    assert job["CpusPerTres"] == "gres:gpu:2" and job["NumCPUs"] == "2", job  # cpus_per_gpu
-    # Smoke time limit: training 10 min (resources.smk) + evaluation 15 min (the profile).
+    # A Dyck model asks for CPUs only (config cluster.cpu_families): set-threads' 2, no GPU.
+    assert "gpu" not in job.get("TresPerJob", "") + job.get("CpusPerTres", ""), job
+    assert job["NumCPUs"] == "2", job
+    # Smoke time limit: training 10 min (cluster.runtime.fixed) + evaluation 15 min (the profile).
     assert job["TimeLimit"] == "00:25:00", job
     assert (tmp_path / RUN / "metrics.json").exists()
 
 
-def test_training_resources_follow_scale(cluster, tmp_path):
-    target = f"{RUN}/history.csv"
+def test_training_resources_follow_the_run(cluster, tmp_path):
+    """A Dyck run asks for CPUs, a text run for a GPU; the time limit follows the scale and, at
+    paper scale, the run's measured epoch time (none on a GPU yet: cluster.runtime.unmeasured)."""
     found = {}
     for scale in ("smoke", "paper"):
-        config = small_config()
-        config["scale"] = scale
-        workdir = tmp_path / scale
-        workdir.mkdir()
-        proc = subprocess.run(
-            snakemake_command(workdir, config, target, "-n"),
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-            env=ENV,
-            timeout=120,
-        )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        found[scale] = train_resources(proc.stdout + proc.stderr)
-    for scale, resources in found.items():
-        assert resources["gpu"] == "1" and resources["cpus_per_gpu"] == "2", (scale, resources)
+        for dataset in ("dyck_m4", "wikitext2"):
+            config = small_config()
+            config["scale"] = scale
+            workdir = tmp_path / f"{scale}_{dataset}"
+            workdir.mkdir()
+            target = f"results/runs/second_order_lstm/{dataset}/lstm/seed1/history.csv"
+            proc = subprocess.run(
+                snakemake_command(workdir, config, target, "-n"),
+                cwd=workdir,
+                capture_output=True,
+                text=True,
+                env=ENV,
+                timeout=120,
+            )
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            found[scale, dataset] = train_resources(proc.stdout + proc.stderr)
+    for (scale, dataset), resources in found.items():
+        assert resources["gpu"] == ("0" if dataset == "dyck_m4" else "1"), (scale, resources)
         assert resources["slurm_extra"] == "--signal=TERM@120 --requeue", resources
-    assert int(found["smoke"]["runtime"]) < int(found["paper"]["runtime"]), found
-    assert int(found["smoke"]["mem_mb"]) < int(found["paper"]["mem_mb"]), found
+    runtime = {key: int(resources["runtime"]) for key, resources in found.items()}
+    limits = config["cluster"]["runtime"]
+    assert runtime["smoke", "dyck_m4"] == runtime["smoke", "wikitext2"] == limits["fixed"]["smoke"]
+    assert runtime["paper", "wikitext2"] == limits["unmeasured"], runtime
+    assert limits["min"] <= runtime["paper", "dyck_m4"] < limits["unmeasured"], runtime
+    assert int(found["smoke", "dyck_m4"]["mem_mb"]) < int(found["paper", "dyck_m4"]["mem_mb"])
 
 
 def wait_for(condition, timeout: float, what: str) -> None:

@@ -233,6 +233,7 @@ def model_families(experiment: dict, model: dict) -> list[str]:
 def check(config: dict) -> None:
     """Cross-reference checks beyond the JSON schema."""
     _check_scales(config)
+    _check_cluster(config)
     for exp_name, experiment in config["experiments"].items():
         _check_experiment(config, exp_name, experiment)
         for model_name, model in experiment["models"].items():
@@ -270,6 +271,21 @@ def _check_scales(config: dict) -> None:
                     f"config key 'scales.{name}.text.folds': fold {fold} > text.folds "
                     f"({config['text']['folds']})"
                 )
+
+
+def _check_cluster(config: dict) -> None:
+    """The time limits' bounds are in order and name defined scales."""
+    runtime = config["cluster"]["runtime"]
+    if runtime["min"] > runtime["max"]:
+        raise ConfigError(
+            f"config key 'cluster.runtime': min {runtime['min']} > max {runtime['max']}"
+        )
+    for scale in runtime["fixed"]:
+        if scale not in config["scales"]:
+            raise ConfigError(
+                f"config key 'cluster.runtime.fixed.{scale}': no scale of that name "
+                f"(scales: {', '.join(config['scales'])})"
+            )
 
 
 def _check_experiment(config: dict, exp_name: str, experiment: dict) -> None:

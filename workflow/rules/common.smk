@@ -16,6 +16,7 @@ from rnnrepro.data import names, sources  # noqa: E402
 from rnnrepro.papers import commands  # noqa: E402
 from rnnrepro.papers.commands import quoted  # noqa: E402
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
+from rnnrepro.resources import run_resources  # noqa: E402
 
 # The compiled recurrences: a build cache of this Python environment's own, which the jobs
 # inherit through the environment (rnnrepro/buildcache.py).

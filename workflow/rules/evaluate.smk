@@ -70,6 +70,7 @@ rule dynamic_eval:
         "../../envs/rnnrepro.yaml"
     threads: 1
     resources:
+        gpu=train_gpu,
         runtime=train_runtime,
         mem_mb=train_mem_mb,
     params:

@@ -15,25 +15,23 @@ localrules:
     stream_text,
 
 
-# A training job's time limit (minutes) and memory (MB) on its first attempt, per scale; a scale
-# not listed gets the paper values. Attempt n (a resubmission by --retries after a time limit,
-# preemption or running out of memory) asks for n times as much. Training resumes from its
-# checkpoint, so a retry only has to fit the remaining epochs. profiles/slurm may override both.
-TRAIN_RESOURCES = {
-    "paper": {"runtime": 12 * 60, "mem_mb": 8000},
-    "cpu": {"runtime": 3 * 60, "mem_mb": 4000},
-    "smoke": {"runtime": 10, "mem_mb": 2000},
-}
+# A training job's device and time limit come from the run (rnnrepro.resources, config key
+# `cluster`): a GPU unless its data family is CPU-only, minutes from its measured epoch time.
+# Memory (MB) is per scale; a scale not listed gets the paper value. Attempt n (a resubmission
+# by --retries after a time limit, preemption or running out of memory) asks for n times the
+# time and memory. Training resumes from its checkpoint, so a retry only has to fit the
+# remaining epochs. profiles/slurm may override any of them.
+TRAIN_MEM_MB = {"paper": 8000, "cpu": 4000, "smoke": 2000}
+BENCHMARK_RESULTS = Path(workflow.basedir) / "benchmarks" / "results"
 
 
-def _train_resource(name, attempt):
-    base = TRAIN_RESOURCES.get(config["scale"], TRAIN_RESOURCES["paper"])
-    return base[name] * attempt
+def train_gpu(wildcards):
+    return run_resources(config, run_of(wildcards), BENCHMARK_RESULTS).gpu
 
 
 def train_runtime(wildcards, attempt):
-    return _train_resource("runtime", attempt)
+    return run_resources(config, run_of(wildcards), BENCHMARK_RESULTS).runtime * attempt
 
 
 def train_mem_mb(wildcards, attempt):
-    return _train_resource("mem_mb", attempt)
+    return TRAIN_MEM_MB.get(config["scale"], TRAIN_MEM_MB["paper"]) * attempt

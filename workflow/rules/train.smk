@@ -17,6 +17,7 @@ rule train:
         "../../envs/rnnrepro.yaml"
     threads: 1
     resources:
+        gpu=train_gpu,
         runtime=train_runtime,
         mem_mb=train_mem_mb,
     params:

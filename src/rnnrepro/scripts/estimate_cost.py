@@ -2,6 +2,7 @@
 
     python -m rnnrepro.scripts.estimate_cost [--config config.yaml] [--scale paper] \\
         [--throughput benchmarks/results/cells.csv] [--out cost.csv]
+    python -m rnnrepro.scripts.estimate_cost --resources [--scale paper]
 
 Hours are device-hours of the device the throughput table was measured on, one job at a time.
 """
@@ -28,6 +29,7 @@ from rnnrepro.cost import (
     summarise,
 )
 from rnnrepro.fileio import atomic_open
+from rnnrepro.resources import run_resources
 
 # benchmarks/bench_cells.py has no --device option and sets torch.set_num_threads(1).
 BENCH_DEVICE = "CPU, 1 thread (benchmarks/bench_cells.py measures on CPU only)"
@@ -60,7 +62,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "and of finished paper-scale Dyck runs",
     )  # fmt: skip
     parser.add_argument("--out", type=Path, help="write the table as CSV")
+    parser.add_argument(
+        "--resources",
+        action="store_true",
+        help="print instead what each kind of run's SLURM job asks for (rnnrepro.resources)",
+    )
     return parser.parse_args(argv)
+
+
+def resources_table(config: dict, results_dir: Path) -> str:
+    """One line per (experiment, data family, model, stage): device, minutes and their basis."""
+    lines = [f"{'experiment':21} {'family':17} {'model':19} {'stage':8} {'asks for':>16}  basis"]
+    seen = set()
+    for run in cfg.jobs(config):
+        key = (run.experiment, cfg.family(run.dataset), run.model, run.stage)
+        if key in seen:
+            continue
+        seen.add(key)
+        res = run_resources(config, run, results_dir)
+        ask = f"{'1 GPU' if res.gpu else 'CPUs'} {res.runtime} min"
+        lines.append(f"{key[0]:21} {key[1]:17} {key[2]:19} {key[3]:8} {ask:>16}  {res.basis}")
+    return "\n".join(lines)
 
 
 def format_table(rows: list[Summary]) -> str:
@@ -89,6 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     config = yaml.safe_load(args.config.read_text())
     if args.scale:
         config["scale"] = args.scale
+    if args.resources:
+        try:
+            cfg.check(config)
+            table = resources_table(config, args.throughput.parent)
+        except (CostError, cfg.ConfigError) as error:
+            print(f"estimate_cost: {error}", file=sys.stderr)
+            return 2
+        print(f"First-attempt requests of each kind of run at scale {config['scale']!r}:")
+        print(table)
+        return 0
     try:
         throughput = read_throughput(args.throughput, args.device_label, BENCH_DEVICE)
         epoch_times = read_epoch_times(args.epoch_times) if args.epoch_times.exists() else {}

@@ -1,0 +1,80 @@
+"""What one run's SLURM job asks for: a GPU or CPUs only, and a time limit from measurements.
+
+- **Device**: a GPU, unless the run's data family is in ``cluster.cpu_families`` (the Dyck
+  models: a few thousand parameters, dispatch-bound, faster on a CPU's compiled loops).
+- **Time limit** (minutes, first attempt): at a scale in ``cluster.runtime.fixed``, that value;
+  elsewhere ``margin`` × ``max_epochs`` × the run's epoch time on the device it asks for, from
+  the measured tables of that device (``rnnrepro.cost``: ``epoch_times.csv`` for text runs, the
+  Dyck token model over ``cells.csv``), clamped to [``min``, ``max``]; ``unmeasured`` where no
+  measurement covers the run (every GPU run until ``benchmarks/gpu_check.py`` has written
+  ``benchmarks/results/gpu/``).
+
+Light imports only (no torch): Snakemake calls this for every training job it plans.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from . import config as cfg
+from .cost import CostError, Throughput, read_epoch_times, read_throughput, run_cost
+
+# The measured tables of each device kind, under benchmarks/results/ of the repository.
+TABLES = {"cpu": Path("."), "gpu": Path("gpu")}
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """One device kind's measured throughput and paper-scale epoch times (either may be absent)."""
+
+    device: str
+    throughput: Throughput | None
+    epoch_times: dict[tuple[str, str, str], float]
+
+
+@cache
+def measurements(results_dir: str, device: str) -> Measurements:
+    """The tables of ``device`` ("cpu" or "gpu") in ``results_dir`` (benchmarks/results)."""
+    folder = Path(results_dir) / TABLES[device]
+    cells, epochs = folder / "cells.csv", folder / "epoch_times.csv"
+    throughput = read_throughput(cells, None, device) if cells.is_file() else None
+    epoch_times = read_epoch_times(epochs) if epochs.is_file() else {}
+    return Measurements(device, throughput, epoch_times)
+
+
+@dataclass(frozen=True)
+class RunResources:
+    """A run's request: ``gpu`` GPUs (0 or 1) and ``runtime`` minutes, with how it was set."""
+
+    gpu: int
+    runtime: int
+    basis: str
+
+
+def device_of(config: dict, run: cfg.Run) -> str:
+    """ "cpu" for a run whose data family is in ``cluster.cpu_families``, else "gpu"."""
+    return "cpu" if cfg.family(run.dataset) in config["cluster"]["cpu_families"] else "gpu"
+
+
+def run_resources(config: dict, run: cfg.Run, results_dir: str | Path) -> RunResources:
+    """What ``run``'s training job asks for on its first attempt."""
+    device = device_of(config, run)
+    gpu = int(device == "gpu")
+    limits = config["cluster"]["runtime"]
+    fixed = limits["fixed"].get(config["scale"])
+    if fixed is not None:
+        return RunResources(gpu, fixed, f"scale {config['scale']}")
+    measured = measurements(str(results_dir), device)
+    try:
+        if measured.throughput is None and not measured.epoch_times:
+            raise CostError(f"no measurement on a {device}")
+        throughput = measured.throughput or Throughput({}, device, "no cells.csv")
+        cost = run_cost(config, run, throughput, math.inf, "max_epochs", None, measured.epoch_times)
+    except CostError:
+        return RunResources(gpu, limits["unmeasured"], f"not measured on a {device}")
+    minutes = limits["margin"] * cost.max_epochs * cost.seconds_per_epoch / 60
+    runtime = min(max(math.ceil(minutes), limits["min"]), limits["max"])
+    return RunResources(gpu, runtime, f"{cost.max_epochs} epochs of {cost.seconds_per_epoch:.0f} s")
