@@ -1,0 +1,93 @@
+"""Every registered architecture on CUDA equals itself on the CPU: logits, final state and every
+parameter gradient, in float64 (to 1e-9) and float32 (cuDNN and the GPU's reductions are not
+bit-exact: within 2e-4 relative). Skipped without CUDA (CI has none); the GPU check
+(``benchmarks/gpu_check.py``) runs it on a GPU machine.
+
+``RNNREPRO_TEST_DEVICE=cpu`` runs the same comparisons CPU against CPU, which checks the harness
+itself (every model builds, moves and runs) where there is no GPU.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from rnnrepro.models import REGISTRY, build_model
+
+DEVICE = os.environ.get("RNNREPRO_TEST_DEVICE", "cuda")
+pytestmark = pytest.mark.skipif(
+    DEVICE == "cuda" and not torch.cuda.is_available(), reason="no CUDA device"
+)
+
+VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)", "x", "y", "z"]
+E, H = 6, 8
+# name -> (architecture, hyper-parameters): each registered architecture, and the variants that
+# take other code paths (memories, Major-Minor layers, mixture of softmaxes, second-order terms).
+MODELS = {
+    "lstm": ("lstm", {"embedding_dim": E, "hidden_size": H}),
+    "lstm_2l": ("lstm", {"embedding_dim": E, "hidden_size": H, "num_layers": 2}),
+    "attention_lstm": ("attention_lstm", {"embedding_dim": E, "hidden_size": H, "cells": 3}),
+    "assignment_lstm": ("assignment_lstm", {"embedding_dim": E, "hidden_size": H}),
+    "dyck_rnn": ("dyck_rnn", {"stack_depth": 4}),
+    "dyck_rnn_2d": ("dyck_rnn", {"stack_depth": 3, "slot_dim": 2, "trainable_embedding": True}),
+    "rnn": ("rnn", {"embedding_dim": E, "hidden_size": H}),
+    "mrnn": ("mrnn", {"embedding_dim": E, "hidden_size": H}),
+    "mlstm": ("mlstm", {"embedding_dim": E, "hidden_size": H}),
+    "mmrnn": ("mmrnn", {"embedding_dim": E, "hidden_size": H, "choices": 3}),
+    "mmlstm_2l": ("mmlstm", {"embedding_dim": E, "hidden_size": H, "num_layers": 2}),
+    "second_order_rnn": ("second_order_rnn", {"hidden_size": H, "inner_size": 5}),
+    "second_order_rnn_id": (
+        "second_order_rnn",
+        {"hidden_size": H, "inner_size": 5, "use_d": False, "activation": "identity"},
+    ),
+    "first_order_rnn": ("first_order_rnn", {"hidden_size": H}),
+    "mi_rnn": ("mi_rnn", {"hidden_size": H}),
+    **{
+        f"memory_lstm_{memory}": ("memory_lstm", {"hidden_size": H, "memory": memory, "slots": 4})
+        for memory in ("none", "attention", "continuous_stack", "discrete_stack", "multipop_stack")
+    },
+    "awd_lstm": ("awd_lstm", {"embedding_dim": E, "layer_sizes": [H, E]}),
+    "awd_lstm_mos": ("awd_lstm", {"embedding_dim": E, "layer_sizes": [H, E], "experts": 3}),
+    "awd_mmlstm_mos": (
+        "awd_lstm",
+        {"embedding_dim": E, "layer_sizes": [H, E], "major_proportions": [0.5, 0.5], "experts": 3},
+    ),
+}
+
+
+def test_every_registered_architecture_is_covered():
+    assert {architecture for architecture, _ in MODELS.values()} == set(REGISTRY)
+
+
+def outputs_and_gradients(name: str, device: str, dtype: torch.dtype) -> list[torch.Tensor]:
+    """Logits, final state and parameter gradients of ``name`` on ``device``, on the CPU."""
+    architecture, hparams = MODELS[name]
+    torch.manual_seed(0)
+    model = build_model(architecture, VOCAB, **hparams).to(dtype=dtype)
+    model.to(device)
+    gen = torch.Generator().manual_seed(1)
+    tokens = torch.randint(1, len(VOCAB), (12, 4), generator=gen)
+    logits, state = model(tokens.to(device))
+    weights = torch.randn(
+        logits.shape, dtype=logits.dtype, generator=torch.Generator().manual_seed(2)
+    )
+    (logits * weights.to(device)).sum().backward()
+    leaves = torch.utils._pytree.tree_leaves(state)
+    states = [s.detach() for s in leaves if isinstance(s, torch.Tensor) and s.is_floating_point()]
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    assert grads, f"{name}: no parameter received a gradient"
+    return [t.cpu() for t in (logits.detach(), *states, *grads)]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "rtol", "atol"), [(torch.float64, 1e-9, 1e-11), (torch.float32, 2e-4, 1e-5)]
+)
+@pytest.mark.parametrize("name", MODELS)
+def test_forward_and_backward_on_cuda_equal_the_cpu(name, dtype, rtol, atol):
+    ours = outputs_and_gradients(name, DEVICE, dtype)
+    cpu = outputs_and_gradients(name, "cpu", dtype)
+    assert len(ours) == len(cpu)
+    for a, b in zip(ours, cpu, strict=True):
+        torch.testing.assert_close(a, b, rtol=rtol, atol=atol)
