@@ -5,7 +5,7 @@ One "batch" = forward on random tokens [T, B], cross-entropy against random targ
 seconds per batch, tokens/s = T·B / seconds, and the time ratio to the reference
 ``nn.LSTM`` LM (Embedding -> nn.LSTM -> Linear, built here) at the same size.
 
-    python benchmarks/bench_cells.py [--sizes dyck wt2] [--repeats 3] [--out FILE]
+    python benchmarks/bench_cells.py [--sizes dyck wt2] [--repeats 3] [--out FILE] [--device cuda]
 
 ``--text`` instead times the paper-size text models of seeds 001 and 003 (``TEXT_SIZES``: one
 list of (model, hyper-parameters) per shape), relative to the registry ``lstm`` (nn.LSTM) with
@@ -112,6 +112,7 @@ TEXT_SIZES = {
         ],
     ),
 }
+CPU = torch.device("cpu")
 MIN_REPEAT_SECONDS = 0.3  # fast batches are timed in groups lasting at least this long
 
 
@@ -140,10 +141,12 @@ def hparams(name: str, size: dict) -> dict:
     return {"embedding_dim": size["e"], "hidden_size": size["h"]}
 
 
-def time_training(model: nn.Module, size: dict, repeats: int) -> float:
+def time_training(model: nn.Module, size: dict, repeats: int, device: torch.device = CPU) -> float:
     """Median seconds per training batch (forward + loss + backward) on random tokens."""
     V = len(size["vocab"])
-    tokens = torch.randint(0, V, (size["T"], size["B"]))
+    model.to(device)
+    tokens = torch.randint(0, V, (size["T"], size["B"])).to(device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
 
     def batch() -> None:
         model.zero_grad(set_to_none=True)
@@ -151,34 +154,49 @@ def time_training(model: nn.Module, size: dict, repeats: int) -> float:
         targets = tokens % logits.shape[-1]  # a closing-bracket classifier has fewer outputs
         F.cross_entropy(logits.flatten(0, 1), targets.flatten()).backward()
 
+    batch()  # warm-up: lazy initialisation (threads, CUDA context, cuDNN plans)
+    sync()
     start = time.perf_counter()
-    batch()  # warm-up
+    batch()
+    sync()
     batches = max(1, round(MIN_REPEAT_SECONDS / (time.perf_counter() - start)))
     timings = []
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(batches):
             batch()
+        sync()
         timings.append((time.perf_counter() - start) / batches)
     return statistics.median(timings)
 
 
-def run(sizes: list[str], repeats: int, wt2_vocab: int) -> list[dict]:
+def run(
+    sizes: list[str],
+    repeats: int,
+    wt2_vocab: int,
+    device: torch.device = CPU,
+    names: tuple[str, ...] = MODEL_NAMES,
+) -> list[dict]:
+    """Time every registered model (``names``) at each size against the nn.LSTM reference.
+    ``ratio_per_parameter`` divides the time ratio by the ratio of recurrent parameters: the
+    time per unit of recurrent work (a 2-cell attention LSTM does about twice an LSTM's)."""
     rows = []
     for size_name in sizes:
         size = dict(SIZES[size_name])
         if size["vocab"] is None:
             size["vocab"] = [f"w{i}" for i in range(wt2_vocab)]
         torch.manual_seed(0)
-        ref = time_training(ReferenceLSTM(len(size["vocab"]), size["e"], size["h"]), size, repeats)
+        reference = ReferenceLSTM(len(size["vocab"]), size["e"], size["h"])
+        ref = time_training(reference, size, repeats, device)
+        ref_params = sum(p.numel() for p in reference.rnn.parameters())
         candidates = [("nn.LSTM (reference)", None, {})]
-        candidates += [(name, name, hparams(name, size)) for name in MODEL_NAMES]
+        candidates += [(name, name, hparams(name, size)) for name in names]
         # same fused recurrence as attention_lstm with one cell: the kernel's own overhead
         single = {**hparams("attention_lstm", size), "cells": 1}
         candidates.append(("attention_lstm[cells=1]", "attention_lstm", single))
         for label, name, kwargs in candidates:
             if name is None:
-                seconds = ref
+                seconds, params = ref, ref_params
             elif name == "dyck_rnn" and size["stack_depth"] is None:
                 print(f"[{size_name}] skip {label}: Dyck-only model")
                 continue
@@ -188,7 +206,8 @@ def run(sizes: list[str], repeats: int, wt2_vocab: int) -> list[dict]:
                 except Exception as err:  # a module not written yet, or a failing build
                     print(f"[{size_name}] skip {label}: {type(err).__name__}: {err}")
                     continue
-                seconds = time_training(model, size, repeats)
+                seconds = time_training(model, size, repeats, device)
+                params = model.recurrent_parameters()
             tokens = size["B"] * size["T"]
             rows.append(
                 {
@@ -197,14 +216,27 @@ def run(sizes: list[str], repeats: int, wt2_vocab: int) -> list[dict]:
                     "tokens_per_s": round(tokens / seconds),
                     "seconds_per_batch": round(seconds, 5),
                     "ratio_to_nn_lstm": round(seconds / ref, 2),
-                    "custom_loops": native.backend(),
+                    "ratio_per_parameter": round(seconds / ref / max(params / ref_params, 1e-9), 2),
+                    "custom_loops": native.backend() if device.type == "cpu" else "python",
+                    "device": device_label(device),
                 }
             )
             print(f"[{size_name}] {label}: {seconds * 1e3:.1f} ms/batch", flush=True)
     return rows
 
 
-def run_text(sizes: list[str], repeats: int, time_steps: int | None) -> list[dict]:
+def device_label(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU, {torch.get_num_threads()} thread(s)"
+
+
+def run_text(
+    sizes: list[str],
+    repeats: int,
+    time_steps: int | None,
+    device: torch.device = CPU,
+) -> list[dict]:
     """Time the paper-size text models of ``TEXT_SIZES``; the first model is the reference."""
     rows = []
     for size_name in sizes:
@@ -215,7 +247,7 @@ def run_text(sizes: list[str], repeats: int, time_steps: int | None) -> list[dic
         for label, name, kwargs in spec["models"]:
             torch.manual_seed(0)
             model = build_model(name, size["vocab"], **kwargs)
-            seconds = time_training(model, size, repeats)
+            seconds = time_training(model, size, repeats, device)
             ref = ref or seconds
             rows.append(
                 {
@@ -224,6 +256,7 @@ def run_text(sizes: list[str], repeats: int, time_steps: int | None) -> list[dic
                     "tokens_per_s": round(size["B"] * size["T"] / seconds),
                     "seconds_per_batch": round(seconds, 5),
                     "ratio_to_nn_lstm": round(seconds / ref, 2),
+                    "device": device_label(device),
                 }
             )
             print(
@@ -250,7 +283,9 @@ def main() -> None:
     parser.add_argument(
         "--wt2-vocab", type=int, default=1000, help="decoder vocabulary at the wt2 size"
     )
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     args = parser.parse_args()
+    device = torch.device(args.device)
     torch.set_num_threads(1)
     if args.out is None:
         name = "cells_text.csv" if args.text else "cells.csv"
@@ -258,9 +293,9 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     if args.text:
-        rows = run_text(args.text_sizes, args.repeats, args.time_steps)
+        rows = run_text(args.text_sizes, args.repeats, args.time_steps, device)
     else:
-        rows = run(args.sizes, args.repeats, args.wt2_vocab)
+        rows = run(args.sizes, args.repeats, args.wt2_vocab, device)
     print(f"time loops of the custom cells: {native.backend()} (RNNREPRO_KERNELS)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", newline="") as f:

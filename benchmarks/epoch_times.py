@@ -58,6 +58,7 @@ FAMILY_DATASET = {
     "wikitext2": "wikitext2",
     "ptb_stream": "ptb_stream",
 }
+CPU = torch.device("cpu")
 DYCK_TRAIN_SEQUENCES = 10_000  # paper scale (config.yaml, scales.paper.dyck.sizes.train)
 COLUMNS = [
     "experiment",
@@ -73,14 +74,20 @@ COLUMNS = [
 ]
 
 
-def measure(config: dict, experiment: str, dataset: str, model_name: str, args) -> dict:
+def measure(
+    config: dict,
+    experiment: str,
+    dataset: str,
+    model_name: str,
+    args,
+    device: torch.device = CPU,
+) -> dict:
     run = cfg.run_config(config, experiment, dataset, model_name)
     data = Path(args.data) / dataset
-    task = make_task(
-        run, 1, torch.device("cpu"), data / "train.txt", data / "val.txt", data / "vocab.txt"
-    )
+    task = make_task(run, 1, device, data / "train.txt", data / "val.txt", data / "vocab.txt")
     seed_everything(1)
-    model = build_model(run["architecture"], task.vocab, **run["hparams"])
+    model = build_model(run["architecture"], task.vocab, **run["hparams"]).to(device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
     procedure = Procedure.from_dict(run["training"])
     optimizer = procedure.make_optimizer(model)
     task.start_epoch(0)
@@ -96,6 +103,7 @@ def measure(config: dict, experiment: str, dataset: str, model_name: str, args) 
             torch.nn.utils.clip_grad_norm_(model.parameters(), procedure.grad_clip)
         with procedure.batch_lr(optimizer, loss.lr_scale):
             optimizer.step()
+        sync()
         times.append(time.perf_counter() - started)
     times = times[1:]  # the first step warms up
     sampled = batches[1 : args.batches + 1]
@@ -109,6 +117,7 @@ def measure(config: dict, experiment: str, dataset: str, model_name: str, args) 
     model.eval()
     with torch.no_grad():
         task.evaluate(model)
+    sync()
     val_seconds = (time.perf_counter() - started) * full / len(task.val)
     return {
         "experiment": experiment,
@@ -180,6 +189,7 @@ def main() -> None:
     parser.add_argument("--models", nargs="*", help="only these model names")
     parser.add_argument("--experiments", nargs="*", help="only these experiments")
     parser.add_argument("--out", default="benchmarks/results/epoch_times.csv")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     parser.add_argument(
         "--from-runs",
         type=Path,
@@ -210,7 +220,14 @@ def main() -> None:
             for family in cfg.model_families(entry, model):
                 if family not in FAMILY_DATASET:
                     continue
-                row = measure(config, experiment, FAMILY_DATASET[family], model_name, args)
+                row = measure(
+                    config,
+                    experiment,
+                    FAMILY_DATASET[family],
+                    model_name,
+                    args,
+                    torch.device(args.device),
+                )
                 print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
                 measured.append(row)
                 write_rows(args.out, kept, measured)

@@ -1,0 +1,254 @@
+"""The GPU check: CUDA correctness, cell speed against cuDNN, paper-scale epoch samples and one
+paper-scale training, in one call that fits a budget (default 300 s), writing CSVs to one folder.
+
+    python benchmarks/gpu_check.py --out DIR [--device cuda] [--budget 300] \\
+        [--data results/data] [--config config.yaml]
+
+``--out`` defaults to ``$RNNREPRO_GPU_CHECK_OUT``. Steps, each written as soon as it is done:
+
+1. ``environment.csv``: device, torch, CUDA and cuDNN versions;
+2. ``tests.csv``: the CUDA tests (``tests/test_cuda*.py``), one row per test (``--skip-tests``
+   leaves them out; on a CPU they would only be skipped);
+3. ``cells.csv``: every registered model at the Dyck and WikiText-2 benchmark sizes and the
+   paper-size text models (``bench_cells.py``), each against an ``nn.LSTM`` (cuDNN on a GPU)
+   of equal size: seconds per batch, tokens/s, ratio, ratio per recurrent parameter;
+4. ``epoch_times.csv``: a few timed steps of each paper-scale text model on the prepared
+   corpora under ``--data`` (``epoch_times.py``), extrapolated to an epoch; datasets that are
+   not there are listed in ``skipped.csv``;
+5. ``training.csv``, ``training_summary.csv``: memory's LSTM-650 on PTB (paper 67.2 test
+   perplexity), trial 1 of its search at paper settings, trained in what is left of the budget
+   and stopped with SIGTERM (it checkpoints) if the budget runs out: its finished epochs, and
+   its test perplexity if it finished (``evaluate_text``).
+
+``--sample small`` shrinks every step (one repeat, the Dyck size only, one batch per model) so
+that the test suite runs the whole check on a CPU in under a minute (``tests/test_gpu_check.py``).
+The CSVs of a GPU run go to ``benchmarks/results/gpu/`` (benchmarks/README.md, "GPU check");
+``cells.csv`` and ``epoch_times.csv`` there are the GPU tables ``rnnrepro.resources`` and
+``rnnrepro.scripts.estimate_cost`` read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
+
+import torch
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import bench_cells  # noqa: E402
+import epoch_times  # noqa: E402
+
+from rnnrepro import config as cfg  # noqa: E402
+
+TRAINING = ("memory", "ptb_stream", "lstm_650")  # paper: 67.2 test perplexity (Table 1)
+EPOCH_LINE = re.compile(r"^epoch=(\d+) (.*)$")
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    """Write ``rows`` (the union of their keys as columns) atomically enough for a report."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)
+    print(f"wrote {path} ({len(rows)} rows)", flush=True)
+
+
+def environment(device: torch.device) -> list[dict]:
+    cuda = device.type == "cuda"
+    return [
+        {
+            "device": bench_cells.device_label(device),
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda if cuda else "",
+            "cudnn": torch.backends.cudnn.version() if cuda else "",
+            "python": platform.python_version(),
+            "host": platform.node(),
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+    ]
+
+
+def cuda_tests(out: Path, timeout: float) -> list[dict]:
+    """Run the CUDA test modules; one row per test case from pytest's JUnit XML."""
+    report = out / "tests.xml"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    command += sorted(str(p) for p in (ROOT / "tests").glob("test_cuda*.py"))
+    command += [f"--junitxml={report}"]
+    try:
+        subprocess.run(command, cwd=ROOT, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return [{"test": "(all)", "outcome": "timeout", "seconds": timeout, "message": ""}]
+    rows = []
+    for case in ET.parse(report).iter("testcase"):
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome, message = child.tag, (child.get("message") or "")[:300]
+        rows.append(
+            {
+                "test": f"{case.get('classname')}::{case.get('name')}",
+                "outcome": outcome,
+                "seconds": case.get("time"),
+                "message": message,
+            }
+        )
+    return rows
+
+
+def cell_rows(device: torch.device, small: bool) -> list[dict]:
+    if small:
+        return bench_cells.run(["dyck"], 1, 100, device, names=("lstm", "attention_lstm"))
+    rows = bench_cells.run(["dyck", "wt2"], 3, 1000, device)
+    return rows + bench_cells.run_text(list(bench_cells.TEXT_SIZES), 3, None, device)
+
+
+def epoch_rows(
+    config: dict,
+    data: Path,
+    device: torch.device,
+    small: bool,
+    deadline: float,
+    models: list[str] | None = None,
+):
+    """Timed samples of every paper-scale text model (of ``models``, if given) whose data is
+    prepared under ``data``."""
+    args = SimpleNamespace(
+        data=data,
+        batches=1 if small else 3,
+        val_lines=20 if small else 300,
+        val_tokens=2000 if small else 20000,
+    )
+    measured, skipped = [], []
+    for experiment, entry in config["experiments"].items():
+        for model_name, model in entry["models"].items():
+            if models and model_name not in models:
+                continue
+            for family in cfg.model_families(entry, model):
+                dataset = epoch_times.FAMILY_DATASET.get(family)
+                if dataset is None:
+                    continue
+                key = {"experiment": experiment, "dataset": dataset, "model": model_name}
+                if not (data / dataset / "vocab.txt").is_file():
+                    skipped.append({**key, "why": f"no prepared data in {data / dataset}"})
+                elif time.monotonic() > deadline:
+                    skipped.append({**key, "why": "out of the step's time"})
+                else:
+                    row = epoch_times.measure(config, experiment, dataset, model_name, args, device)
+                    measured.append({**row, "device": bench_cells.device_label(device)})
+                    print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    return measured, skipped
+
+
+def train_until(config: dict, data: Path, device: str, out: Path, seconds: float):
+    """Train TRAINING at paper settings (trial 1) for at most ``seconds``: its epochs, and a
+    summary with its test perplexity if it finished."""
+    experiment, dataset, model = TRAINING
+    run = cfg.run_config(config, experiment, dataset, model, trial=1)
+    folder = data / dataset
+    work = out / "training"
+    command = [
+        sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(run), "--seed", "1",
+        "--device", device, "--train", str(folder / "train.txt"), "--val", str(folder / "val.txt"),
+        "--vocab", str(folder / "vocab.txt"), "--checkpoint", str(work / "checkpoint.pt"),
+        "--out-model", str(work / "model.pt"), "--out-history", str(work / "history.csv"),
+        "--identity", json.dumps({"experiment": experiment, "dataset": dataset, "model": model,
+                                  "seed": 1, "stage": "train", "trial": 1}),
+    ]  # fmt: skip
+    work.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
+    started = time.monotonic()
+    with (work / "train.log").open("w") as log:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        try:
+            proc.wait(timeout=max(seconds, 1))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)  # checkpoints and exits
+            proc.wait()
+    rows = []
+    for line in (work / "train.log").read_text().splitlines():
+        if m := EPOCH_LINE.match(line):
+            fields = dict(item.split("=", 1) for item in m.group(2).split())
+            rows.append({"epoch": int(m.group(1)), **fields})
+    finished = proc.returncode == 0
+    test_ppl = ""
+    if finished:
+        metrics = work / "metrics.json"
+        subprocess.run(
+            [sys.executable, "-m", "rnnrepro.scripts.evaluate_text", "--model",
+             str(work / "model.pt"), "--val", str(folder / "val.txt"), "--test",
+             str(folder / "test.txt"), "--scale", config["scale"], "--device", device,
+             "--out-metrics", str(metrics)],
+            check=True, cwd=ROOT,
+        )  # fmt: skip
+        test_ppl = json.loads(metrics.read_text())["test"]["ppl"]
+    summary = {
+        "model": "/".join(TRAINING),
+        "exit_code": proc.returncode,
+        "finished": finished,
+        "wall_seconds": round(time.monotonic() - started, 1),
+        "max_epochs": run["training"]["max_epochs"],
+        "test_ppl": test_ppl,
+        "paper_test_ppl": 67.2,
+    }
+    return rows, [summary]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=os.environ.get("RNNREPRO_GPU_CHECK_OUT"))
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--budget", type=float, default=300.0, help="seconds for the whole check")
+    parser.add_argument("--data", type=Path, default=ROOT / "results" / "data")
+    parser.add_argument("--config", type=Path, default=ROOT / "config.yaml")
+    parser.add_argument("--sample", choices=("full", "small"), default="full")
+    parser.add_argument("--skip-tests", action="store_true")
+    parser.add_argument("--models", nargs="*", help="sample the epochs of these models only")
+    args = parser.parse_args(argv)
+    if args.out is None:
+        parser.error("give --out or set RNNREPRO_GPU_CHECK_OUT")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device here (use --device cpu --sample small)")
+    deadline = time.monotonic() + args.budget
+    small = args.sample == "small"
+    args.out.mkdir(parents=True, exist_ok=True)
+    config = yaml.safe_load(args.config.read_text())
+    config["scale"] = "paper"
+    cfg.check(config)
+    write_csv(args.out / "environment.csv", environment(device))
+    if not args.skip_tests:
+        write_csv(args.out / "tests.csv", cuda_tests(args.out, 0.3 * args.budget))
+    write_csv(args.out / "cells.csv", cell_rows(device, small))
+    step_end = time.monotonic() + 0.4 * (deadline - time.monotonic())
+    measured, skipped = epoch_rows(config, args.data, device, small, step_end, args.models)
+    write_csv(args.out / "epoch_times.csv", measured)
+    write_csv(args.out / "skipped.csv", skipped or [{"experiment": "", "why": "none skipped"}])
+    if (args.data / TRAINING[1] / "vocab.txt").is_file():
+        left = deadline - time.monotonic() - 15  # room for the test evaluation
+        epochs, summary = train_until(config, args.data, args.device, args.out, left)
+        write_csv(args.out / "training.csv", epochs)
+        write_csv(args.out / "training_summary.csv", summary)
+    print(f"done in {args.budget - (deadline - time.monotonic()):.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
