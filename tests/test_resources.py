@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 from pipeline_utils import ROOT, base_config
 
@@ -116,3 +117,35 @@ def test_estimate_cost_lists_each_kind_of_runs_request(capsys):
     text = next(line.split() for line in lines if " wikitext2 " in line)
     assert dyck[4:6] == ["CPUs", str(int(dyck[5]))] and dyck[-1] == "s"  # "... epochs of N s"
     assert text[4:6] == ["1", "GPU"], text
+
+
+def test_gpu_hours_come_from_the_gpu_tables_or_say_they_are_missing(tmp_path, capsys):
+    """With the GPU check's tables, --gpu prices the same runs on the GPU: here tables ten
+    times faster than the CPU's give a tenth of the hours, in that device's name."""
+    bench = tmp_path / "results"
+    bench.mkdir()
+    real = ROOT / "benchmarks" / "results"
+    cpu_cells = pd.read_csv(real / "cells.csv")
+    cpu_cells.to_csv(bench / "cells.csv", index=False)
+    pd.read_csv(real / "epoch_times.csv").to_csv(bench / "epoch_times.csv", index=False)
+    argv = ["--config", str(ROOT / "config.yaml"), "--throughput", str(bench / "cells.csv")]
+    argv += ["--scale", "paper", "--runs-dir", str(tmp_path / "no_runs")]
+    assert estimate_cost.main([*argv, "--gpu"]) == 2
+    missing = bench / "gpu" / "cells.csv"
+    assert f"no GPU measurement ({missing} is missing)" in capsys.readouterr().err
+    (bench / "gpu").mkdir()
+    gpu_cells = cpu_cells.assign(tokens_per_s=cpu_cells["tokens_per_s"] * 10, device="H100")
+    gpu_cells.to_csv(bench / "gpu" / "cells.csv", index=False)
+    epochs = pd.read_csv(bench / "epoch_times.csv")
+    epochs.assign(epoch_seconds=epochs["epoch_seconds"] / 10).to_csv(
+        bench / "gpu" / "epoch_times.csv", index=False
+    )
+    assert estimate_cost.main([*argv, "--epoch-times", str(bench / "epoch_times.csv"),
+                               "--out", str(tmp_path / "cpu.csv")]) == 0  # fmt: skip
+    assert estimate_cost.main([*argv, "--gpu", "--out", str(tmp_path / "gpu.csv")]) == 0
+    assert "measured on H100" in capsys.readouterr().out
+    cpu, gpu = (pd.read_csv(tmp_path / f"{d}.csv").set_index("experiment") for d in ("cpu", "gpu"))
+    assert gpu.loc["total", "device"] == "H100"
+    assert gpu.loc["total", "upper_bound_hours"] == pytest.approx(
+        cpu.loc["total", "upper_bound_hours"] / 10, rel=0.01
+    )

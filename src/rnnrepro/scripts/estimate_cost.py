@@ -2,6 +2,7 @@
 
     python -m rnnrepro.scripts.estimate_cost [--config config.yaml] [--scale paper] \\
         [--throughput benchmarks/results/cells.csv] [--out cost.csv]
+    python -m rnnrepro.scripts.estimate_cost --gpu     # GPU-hours from benchmarks/results/gpu/
     python -m rnnrepro.scripts.estimate_cost --resources [--scale paper]
 
 Hours are device-hours of the device the throughput table was measured on, one job at a time.
@@ -61,6 +62,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="CSV of benchmarks/epoch_times.py: measured paper-scale epochs of the text runs "
         "and of finished paper-scale Dyck runs",
     )  # fmt: skip
+    parser.add_argument(
+        "--gpu",
+        action="store_true",
+        help="read the GPU check's tables (benchmarks/results/gpu/cells.csv, epoch_times.csv)",
+    )
     parser.add_argument("--out", type=Path, help="write the table as CSV")
     parser.add_argument(
         "--resources",
@@ -111,6 +117,17 @@ def main(argv: list[str] | None = None) -> int:
     config = yaml.safe_load(args.config.read_text())
     if args.scale:
         config["scale"] = args.scale
+    if args.gpu:
+        gpu = args.throughput.parent / "gpu"
+        args.throughput, args.epoch_times = gpu / "cells.csv", gpu / "epoch_times.csv"
+        if not args.throughput.is_file():
+            print(
+                f"estimate_cost: no GPU measurement ({args.throughput} is missing): run "
+                "benchmarks/gpu_check.py on a GPU and copy its cells.csv and epoch_times.csv "
+                f"to {gpu}/ (benchmarks/README.md, 'gpu_check.py')",
+                file=sys.stderr,
+            )
+            return 2
     if args.resources:
         try:
             cfg.check(config)
