@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -281,3 +282,12 @@ def run_track(root: Path, make_config, *targets: str) -> tuple[Path, dict]:
     work.mkdir()
     run_snakemake(work, config, *targets)
     return work, config
+
+
+def load_benchmark(name: str):
+    """``benchmarks/<name>.py`` as a module (benchmarks are scripts, not a package)."""
+    path = ROOT / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

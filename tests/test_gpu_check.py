@@ -4,23 +4,14 @@ the paper-scale training stops within the budget with its finished epochs report
 
 from __future__ import annotations
 
-import importlib.util
 import time
 
 import pandas as pd
 import pytest
-from pipeline_utils import ROOT
+from pipeline_utils import load_benchmark
 from test_stream import write_corpus
 
 pytestmark = pytest.mark.slow
-
-
-def load():
-    path = ROOT / "benchmarks" / "gpu_check.py"
-    spec = importlib.util.spec_from_file_location("gpu_check", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
@@ -30,7 +21,7 @@ def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
     started = time.monotonic()
     argv = ["--device", "cpu", "--sample", "small", "--skip-tests", "--budget", str(budget)]
     argv += ["--data", str(data), "--out", str(out), "--models", "lstm_650", "lstm_920"]
-    assert load().main(argv) == 0
+    assert load_benchmark("gpu_check").main(argv) == 0
     assert time.monotonic() - started < budget + 20  # the last epoch and the checkpoint
     cells = pd.read_csv(out / "cells.csv")
     assert cells["model"].tolist() == [

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-
-from pipeline_utils import ROOT
+from pipeline_utils import load_benchmark
 
 LOG = """\
 [Fri Nov 27 13:21:50 2026]
@@ -32,17 +30,10 @@ Finished jobid: 0 (Rule: memory)
 """
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("job_times", ROOT / "benchmarks/job_times.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_jobs_are_paired_and_an_unfinished_one_runs_to_the_logs_end(tmp_path):
     log = tmp_path / "2026-11-27T132150.000000.snakemake.log"
     log.write_text(LOG)
-    jobs = {row["rule"]: row for row in load().jobs_of_log(log)}
+    jobs = {row["rule"]: row for row in load_benchmark("job_times").jobs_of_log(log)}
     assert (jobs["train"]["seconds"], jobs["train"]["finished"]) == (120, True)
     assert jobs["train"]["experiment"] == "memory"
     assert (jobs["ngram_reference"]["seconds"], jobs["ngram_reference"]["experiment"]) == (

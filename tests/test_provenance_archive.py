@@ -4,28 +4,17 @@ of syntax digests and for the byte digests recorded before them."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import shutil
 import subprocess
 
 import pytest
-from pipeline_utils import ROOT
+from pipeline_utils import ROOT, load_benchmark
 
 from rnnrepro import config as cfg
 from rnnrepro.provenance import DIGEST_KIND, byte_digest, code_digest
 
-
-def _track_archive():
-    """benchmarks/track_archive.py as a module (benchmarks are scripts, not a package)."""
-    path = ROOT / "benchmarks" / "track_archive.py"
-    spec = importlib.util.spec_from_file_location("track_archive", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ta = _track_archive()
+ta = load_benchmark("track_archive")
 RUN = cfg.Run("multi_matrix", "dyck_m4", "lstm", 1)
 
 
