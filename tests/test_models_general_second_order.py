@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from model_checks import assert_matches_naive
+from pipeline_utils import load_benchmark
 
 from rnnrepro.budget import parameter_count
 from rnnrepro.models import build_model
@@ -296,24 +297,12 @@ def test_parameter_count_formula_equals_torch_model(name, vocab_size, hparams):
         assert model.recurrent_parameters() == total - (hparams["hidden_size"] + 1) * vocab_size
 
 
-def _stability_script():
-    """benchmarks/second_order_stability.py as a module (benchmarks are scripts, not a package)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "second_order_stability.py"
-    spec = importlib.util.spec_from_file_location("second_order_stability", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("activation", ["tanh", "identity"])
 @pytest.mark.parametrize("use_e", [False, True])
 def test_stability_measures_equal_autograds_step_jacobians(activation, use_e):
     """The benchmark's Lyapunov exponent is the mean log growth of a perturbation under the
     step Jacobians ∂h_t/∂h_{t-1} (autograd here), and its gain is the step's linear map."""
-    stability = _stability_script()
+    stability = load_benchmark("second_order_stability")
     torch.manual_seed(0)
     model = build_model(
         "second_order_rnn",
