@@ -54,20 +54,19 @@ import bench_cells  # noqa: E402
 import epoch_times  # noqa: E402
 
 from rnnrepro import config as cfg  # noqa: E402
+from rnnrepro.fileio import atomic_open  # noqa: E402
 
 TRAINING = ("memory", "ptb_stream", "lstm_650")  # paper: 67.2 test perplexity (Table 1)
 EPOCH_LINE = re.compile(r"^epoch=(\d+) (.*)$")
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
-    """Write ``rows`` (the union of their keys as columns) atomically enough for a report."""
+    """Write ``rows`` (the union of their keys as columns) atomically."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", newline="") as f:
+    with atomic_open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
-    tmp.replace(path)
     print(f"wrote {path} ({len(rows)} rows)", flush=True)
 
 

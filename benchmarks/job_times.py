@@ -24,7 +24,7 @@ WILDCARDS = re.compile(r"^\s+wildcards: (.*)$")
 FINISHED = re.compile(r"^Finished jobid: (\d+)")
 
 
-def _experiment(rule: str, wildcards: str) -> str:
+def _experiment(wildcards: str) -> str:
     found = re.search(r"(?:^|, )experiment=([^,]+)", wildcards)
     return found.group(1) if found else "(shared)"
 
@@ -50,7 +50,7 @@ def jobs_of_log(path: Path) -> list[dict]:
                 rows.append({**job, "end": stamp, "finished": True})
     rows += [{**job, "end": last, "finished": False} for job in started.values()]
     for row in rows:
-        row["experiment"] = _experiment(row["rule"], row.pop("wildcards"))
+        row["experiment"] = _experiment(row.pop("wildcards"))
         row["seconds"] = (row.pop("end") - row.pop("start")).total_seconds()
         row["log"] = path.name
     return rows

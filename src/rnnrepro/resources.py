@@ -30,7 +30,6 @@ TABLES = {"cpu": Path("."), "gpu": Path("gpu")}
 class Measurements:
     """One device kind's measured throughput and paper-scale epoch times (either may be absent)."""
 
-    device: str
     throughput: Throughput | None
     epoch_times: dict[tuple[str, str, str], float]
 
@@ -42,7 +41,7 @@ def measurements(results_dir: str, device: str) -> Measurements:
     cells, epochs = folder / "cells.csv", folder / "epoch_times.csv"
     throughput = read_throughput(cells, None, device) if cells.is_file() else None
     epoch_times = read_epoch_times(epochs) if epochs.is_file() else {}
-    return Measurements(device, throughput, epoch_times)
+    return Measurements(throughput, epoch_times)
 
 
 @dataclass(frozen=True)
@@ -68,12 +67,10 @@ def run_resources(config: dict, run: cfg.Run, results_dir: str | Path) -> RunRes
     if fixed is not None:
         return RunResources(gpu, fixed, f"scale {config['scale']}")
     measured = measurements(str(results_dir), device)
+    throughput = measured.throughput or Throughput({}, device, "no cells.csv")
     try:
-        if measured.throughput is None and not measured.epoch_times:
-            raise CostError(f"no measurement on a {device}")
-        throughput = measured.throughput or Throughput({}, device, "no cells.csv")
         cost = run_cost(config, run, throughput, math.inf, "max_epochs", None, measured.epoch_times)
-    except CostError:
+    except CostError:  # no throughput or epoch time of this run on its device
         return RunResources(gpu, limits["unmeasured"], f"not measured on a {device}")
     minutes = limits["margin"] * cost.max_epochs * cost.seconds_per_epoch / 60
     runtime = min(max(math.ceil(minutes), limits["min"]), limits["max"])

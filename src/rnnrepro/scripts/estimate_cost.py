@@ -32,8 +32,8 @@ from rnnrepro.cost import (
 from rnnrepro.fileio import atomic_open
 from rnnrepro.resources import run_resources
 
-# benchmarks/bench_cells.py has no --device option and sets torch.set_num_threads(1).
-BENCH_DEVICE = "CPU, 1 thread (benchmarks/bench_cells.py measures on CPU only)"
+# The shipped cells.csv: benchmarks/bench_cells.py on a CPU, torch.set_num_threads(1).
+BENCH_DEVICE = "CPU, 1 thread (benchmarks/bench_cells.py)"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -117,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     config = yaml.safe_load(args.config.read_text())
     if args.scale:
         config["scale"] = args.scale
+    results_dir = args.throughput.parent  # benchmarks/results: the CPU tables, gpu/ the GPU's
     if args.gpu:
-        gpu = args.throughput.parent / "gpu"
+        gpu = results_dir / "gpu"
         args.throughput, args.epoch_times = gpu / "cells.csv", gpu / "epoch_times.csv"
         if not args.throughput.is_file():
             print(
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.resources:
         try:
             cfg.check(config)
-            table = resources_table(config, args.throughput.parent)
+            table = resources_table(config, results_dir)
         except (CostError, cfg.ConfigError) as error:
             print(f"estimate_cost: {error}", file=sys.stderr)
             return 2
