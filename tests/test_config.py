@@ -183,6 +183,35 @@ def test_run_config_names_the_task_and_the_stage_procedure():
         cfg.check(config)
 
 
+def test_scale_datasets_thin_a_models_datasets_at_a_scale():
+    config = base_config()
+    counts = {}
+    for scale in ("paper", "cpu", "smoke"):
+        config["scale"] = scale
+        counts[scale] = len(cfg.runs(config, "major_minor"))
+    assert counts == {"paper": 111, "cpu": 62, "smoke": 19}
+    config["scale"] = "cpu"
+    sweep = {r.dataset for r in cfg.runs(config, "major_minor", "awd_lstm_layer1_200")}
+    assert sweep == {"ptb_stream"}  # WikiText-2 too at paper scale
+    assert not cfg.runs(config, "major_minor", "awd_lstm_mos_layer1_200")  # a thinned grid
+    entry = config["experiments"]["major_minor"]["models"]["awd_lstm_layer1_200"]
+    entry["scale_datasets"] = {"tiny": ["ptb_stream"]}
+    with pytest.raises(cfg.ConfigError, match=r"awd_lstm_layer1_200\.scale_datasets\.tiny"):
+        cfg.check(config)
+    entry["scale_datasets"] = {"cpu": ["wikitext103"]}
+    with pytest.raises(cfg.ConfigError, match="'wikitext103' is not a dataset of the model"):
+        cfg.check(config)
+
+
+def test_feature_masking_grid_follows_the_scale():
+    config = base_config()
+    paper = cfg.feature_masking(config)
+    assert paper["layers"] == ["all", "1", "2", "3"] and paper["mask_seeds"] == [1, 2, 3, 4, 5]
+    assert paper["probabilities"][:3] == [0.0, 0.05, 0.1] and paper["probabilities"][-1] == 0.5
+    config["scale"] = "cpu"
+    assert cfg.feature_masking(config)["probabilities"] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+
+
 def test_runs_cover_every_experiment_model_dataset_and_seed():
     config = base_config()
     runs = cfg.runs(config)
@@ -190,13 +219,15 @@ def test_runs_cover_every_experiment_model_dataset_and_seed():
     # multi_matrix: 7 Dyck models x 3 m x 3 seeds, 10 char, 6 word and 4 x 3 cutoff models x 3
     # seeds; general_second_order: (10 + 2 x 8) models x 5 folds x 1 seed; memory: 10 models x
     # 2 corpora x 1 seed x 10 search trials; major_minor: 4 models x 2 corpora + 2 WikiText-103
-    # models, 1 seed (fine-tuning is a stage of a run, not a run)
+    # models, 1 seed (fine-tuning is a stage of a run, not a run), and its studies: Figs. 3-4's
+    # 24 AWD-LSTM sweep points x 2 corpora and 30 MoS ones on PTB, Fig. 5's 3 models, MMLM-2,
+    # Table IX's 6 ratios and Table X's 3 ablations x 2 corpora
     expected = {
         "second_order_lstm": 27 + 9,
         "multi_matrix": 63 + 30 + 18 + 36,
         "general_second_order": 130,
         "memory": 200,
-        "major_minor": 8 + 2,
+        "major_minor": 8 + 2 + 48 + 30 + 3 + 2 + 12 + 6,
     }
     for experiment, count in expected.items():
         assert len(cfg.runs(config, experiment)) == count, experiment

@@ -87,9 +87,23 @@ def test_text_runs_use_measured_epoch_times(throughput):
     times = {("general_second_order", "ptb_lines_unigram", "so_tanh"): 120.0}
     costs = cost.estimate(config, throughput, epoch_times=times)
     text = [c for c in costs if c.run.experiment == "general_second_order"]
-    assert len(text) == 5  # five folds
-    assert all(c.seconds_per_epoch == 120.0 for c in text)
-    assert text[0].upper_hours == pytest.approx(25 * 120.0 / 3600)
+    measured = [c for c in text if c.run.model == "so_tanh"]
+    assert len(measured) == 5  # five folds
+    assert all(c.seconds_per_epoch == 120.0 and c.epoch_proxy is None for c in measured)
+    assert measured[0].upper_hours == pytest.approx(25 * 120.0 / 3600)
+    # an unmeasured model of the same architecture and batch size: so_tanh's epoch, scaled by
+    # the parameter counts; the other architectures have no measured model and are left out
+    scaled = next(c for c in text if c.run.model == "so_de_tanh")
+
+    def count(model: str) -> int:
+        return cfg.run_config(config, "general_second_order", "ptb_lines_unigram_fold1", model)[
+            "budget"
+        ]["params"]
+
+    assert scaled.epoch_proxy == "so_tanh"
+    assert scaled.seconds_per_epoch == pytest.approx(120.0 * count("so_de_tanh") / count("so_tanh"))
+    assert scaled.seconds_per_epoch != 120.0
+    assert not {c.run.model for c in text} & {"first_order_rnn", "mi_rnn"}
 
 
 def test_paper_dyck_runs_use_measured_epoch_times_of_their_m(throughput, tmp_path):

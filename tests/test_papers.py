@@ -24,7 +24,7 @@ def smoke() -> dict:
 
 def test_every_output_is_declared_once_with_a_maker_a_caption_and_paper_numbers():
     outputs = papers.outputs()
-    assert len(outputs) == 28
+    assert len(outputs) == 36
     for output in outputs.values():
         assert output.paper in papers.KEYS and output.name.startswith(output.paper)
         assert output.caption and output.title
@@ -33,6 +33,51 @@ def test_every_output_is_declared_once_with_a_maker_a_caption_and_paper_numbers(
         if output.labels:  # the numbers it is compared with exist
             assert not load_reference(output.paper, list(output.labels)).empty, output.name
     assert [o.paper for o in papers.catalogue("memory")] == ["memory"] * 5
+
+
+def test_every_model_a_catalogue_names_is_configured_at_paper_scale():
+    config = {**base_config(), "scale": "paper"}
+    configured = {
+        (exp, model) for exp, entry in config["experiments"].items() for model in entry["models"]
+    }
+    for output in papers.outputs().values():
+        runs = output.runs
+        if isinstance(runs, papers.Runs):
+            missing = {m for m in runs.models if (runs.experiment, m) not in configured}
+            assert not missing, (output.name, missing)
+
+
+def test_major_minor_studies_read_their_own_runs_and_the_main_tables_only_theirs():
+    config = {**base_config(), "scale": "paper"}
+    outputs = papers.outputs()
+
+    def models(name: str) -> set[str]:
+        return {run.model for run in outputs[name].select(config)}
+
+    main = {"awd_lstm", "awd_lstm_mos_minus", "awd_lstm_mos", "awd_mmlstm_mos"}
+    assert models("major_minor_table2") == models("major_minor_table3") == main
+    # Fig. 3: 6 sizes x 2 layers of AWD-LSTM and of MoS, and the two standards (their c point)
+    assert len(models("major_minor_fig3_layer_sizes")) == 26
+    # Fig. 4: 6 fractions x (2 + 3) layers, and the standards; none coincides with Fig. 3's
+    fig4 = models("major_minor_fig4_size_band")
+    assert len(fig4) == 32 and fig4 & models("major_minor_fig3_layer_sizes") == {
+        "awd_lstm",
+        "awd_lstm_mos",
+    }
+    masked = outputs["major_minor_fig5_feature_masking"].select(config)
+    assert {r.dataset for r in masked} == {"ptb_stream"} and len(masked) == 5
+    assert len(outputs["major_minor_table9"].select(config)) == 12  # 6 ratios x 2 corpora
+    # the studies' share of the cost is the runs only they read: 101 trainings
+    studies = {
+        r for o in outputs.values() if "major_minor_studies" in o.groups for r in o.select(config)
+    }
+    others = {
+        r
+        for o in outputs.values()
+        if "major_minor_studies" not in o.groups
+        for r in o.select(config)
+    }
+    assert len(studies - others) == 101
 
 
 def test_runs_are_chosen_by_family_architecture_hyper_parameters_and_budget():
@@ -68,7 +113,7 @@ def test_targets_and_groups_come_from_the_catalogues():
     dyck = papers.targets(config, "dyck")
     assert "results/tables/multi_matrix_table2_dyck.md" in dyck  # a group spans papers
     assert all("wikitext2" not in target for target in dyck)
-    assert papers.groups() == [*papers.KEYS, "dyck", "wikitext2"]
+    assert papers.groups() == [*papers.KEYS, "dyck", "wikitext2", "major_minor_studies"]
     assert set(papers.targets(config)) == {o.path for o in papers.outputs().values()}
 
 

@@ -610,7 +610,10 @@ def test_orderings_hold_on_the_papers_numbers():
         table = build_table(load_reference(output.paper, list(output.labels)), pd.DataFrame(), {})
         checked = check_orderings(output.orderings, table)
         assert checked["ordering"].tolist() == [o.name for o in output.orderings]
-        assert (checked["paper margin"] > 0).all()
+        # a figure's values (Table IX's perplexities, Fig. 6) are not printed: no paper margin
+        drawn = checked["paper margin"].isna()
+        assert (checked["paper margin"][~drawn] > 0).all()
+        assert output.name == "major_minor_table9" or not drawn.any()
         assert set(checked["verdict"]) == {"missing"}
 
 

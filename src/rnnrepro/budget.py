@@ -21,6 +21,11 @@ general_second_order (one-hot inputs, no embedding; MODELS §4.3):
     first_order_rnn   h² + (2V + 1)h + V
     mi_rnn            h² + (2V + 4)h + V
 
+awd_lstm (major_minor; ``awd_parameter_count``): Embedding(V, e), layers of output size L_l
+split into a Major LSTM of M_l = round(p_l·L_l) units reading in_l (e, then L_{l-1}) and a Minor
+LSTM of L_l − M_l units reading e (or in_l with ``minor_input="previous"``), then a decoder tied
+to the embedding (bias V) and, with K experts, the mixture's prior K·L and latent L·K·e + K·e.
+
 ``solve(architecture, vocab_size, budget, ratio=1.0, **fixed)`` returns the largest hidden size
 whose count fits the budget (MODELS §4.3: round h down, m = round(ratio·h), report the count).
 """
@@ -62,8 +67,33 @@ def _embedded(V: int, e: int, h: int, body: int) -> int:
     return V * e + body + h * V + V
 
 
+def _lstm(n_in: int, h: int) -> int:
+    """nn.LSTM(n_in, h): 4h·n_in + 4h² + 8h (two bias vectors)."""
+    return 4 * h * (n_in + h) + 8 * h if h else 0
+
+
+def awd_parameter_count(vocab_size: int, hparams: dict) -> int:
+    """Trainable parameters of ``build_model("awd_lstm", vocab, **hparams)`` (see above)."""
+    V, e, sizes = vocab_size, hparams["embedding_dim"], hparams["layer_sizes"]
+    proportions = hparams.get("major_proportions") or [1.0] * len(sizes)
+    previous = hparams.get("minor_input", "embedding") == "previous"
+    count, n_in = V * e, e
+    for size, proportion in zip(sizes, proportions, strict=True):
+        major = round(proportion * size)
+        count += _lstm(n_in, major) + _lstm(n_in if previous else e, size - major)
+        n_in = size
+    K = hparams.get("experts", 0)
+    if K:
+        count += K * n_in + n_in * K * e + K * e
+    if not hparams.get("tie_weights", True):
+        count += V * (e if K else n_in)
+    return count + V
+
+
 def parameter_count(architecture: str, vocab_size: int, hparams: dict) -> int:
     """Trainable parameters of ``build_model(architecture, vocab, **hparams)``, |vocab| = V."""
+    if architecture == "awd_lstm":
+        return awd_parameter_count(vocab_size, hparams)
     p = _check(architecture, hparams)
     V, h = vocab_size, p["hidden_size"]
     if architecture == "second_order_rnn":

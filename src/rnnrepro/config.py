@@ -166,6 +166,19 @@ def dynamic_eval_settings(config: dict, experiment: str, dataset: str, model: st
     return _capped(settings, training_caps(config, experiment), ("max_batches", "max_eval_tokens"))
 
 
+def feature_masking(config: dict) -> dict:
+    """The feature-masking grid at the selected scale (``feature_masking`` with the scale's
+    replacements): ``layers`` (``"all"`` or a layer number, as text), ``probabilities`` (0 to
+    max_probability in steps) and ``mask_seeds`` (1..n)."""
+    settings = {**config["feature_masking"], **scale_settings(config).get("feature_masking", {})}
+    steps = round(settings["max_probability"] / settings["step"])
+    return {
+        "layers": [str(layer) for layer in settings["layers"]],
+        "probabilities": [round(k * settings["step"], 6) for k in range(steps + 1)],
+        "mask_seeds": list(range(1, settings["mask_seeds"] + 1)),
+    }
+
+
 def procedure_settings(config: dict, procedure: str) -> dict:
     """A training procedure's settings at the selected scale: ``training.<procedure>`` with the
     scale's replacements (``scales.<scale>.training.<procedure>``)."""
@@ -224,10 +237,12 @@ def dataset_names(config: dict, family_name: str) -> list[str]:
     )
 
 
-def model_families(experiment: dict, model: dict) -> list[str]:
-    """The dataset families a model of ``experiment`` runs on, in the experiment's order."""
+def model_families(experiment: dict, model: dict, scale: str | None = None) -> list[str]:
+    """The dataset families a model of ``experiment`` runs on, in the experiment's order; at
+    ``scale``, only those its ``scale_datasets`` keeps there (all of them when it names none)."""
     wanted = model.get("datasets", experiment["datasets"])
-    return [f for f in experiment["datasets"] if f in wanted]
+    kept = model.get("scale_datasets", {}).get(scale, wanted)
+    return [f for f in experiment["datasets"] if f in wanted and f in kept]
 
 
 def check(config: dict) -> None:
@@ -357,6 +372,18 @@ def _check_model(config: dict, exp_name: str, key: str, arch: str, model: dict) 
                 f"config key '{key}.{where}': {procedure!r} is not defined under "
                 f"'training' ({', '.join(config['training'])})"
             )
+    for scale, families in model.get("scale_datasets", {}).items():
+        if scale not in config["scales"]:
+            raise ConfigError(
+                f"config key '{key}.scale_datasets.{scale}': no such scale "
+                f"({', '.join(config['scales'])})"
+            )
+        for fam in families:
+            if fam not in model_families(experiment, model):
+                raise ConfigError(
+                    f"config key '{key}.scale_datasets.{scale}': {fam!r} is not a dataset "
+                    f"of the model ({', '.join(model_families(experiment, model))})"
+                )
     for fam in model.get("datasets", []):
         if fam not in experiment["datasets"]:
             raise ConfigError(
@@ -440,7 +467,7 @@ def runs(config: dict, experiment: str | None = None, model: str | None = None) 
         for name, model_entry in entry["models"].items():
             if model is not None and name != model:
                 continue
-            for fam in model_families(entry, model_entry):
+            for fam in model_families(entry, model_entry, config["scale"]):
                 for dataset in dataset_names(config, fam):
                     out += [
                         Run(exp, dataset, name, s, trial=k)

@@ -9,8 +9,11 @@ Model of one run's cost (kept free of torch imports):
   count at ``VAL_COST`` of a training token;
 - seconds per epoch = computed tokens / tokens_per_s of the architecture's benchmark row;
 - text runs (PTB): seconds per epoch measured at paper size on real data by
-  ``benchmarks/epoch_times.py`` (``benchmarks/results/epoch_times.csv``); runs without a
-  measurement are left out (``estimate`` says how many);
+  ``benchmarks/epoch_times.py`` (``benchmarks/results/epoch_times.csv``); a run without one
+  takes the measured epoch of its experiment's model on the same dataset family with the same
+  architecture and batch size and the nearest parameter count, scaled by the ratio of the
+  counts (``scaled_epoch``: e.g. a study's variant of a main model); runs with neither are left
+  out (``estimate`` says how many);
 - Dyck runs at paper size: the epoch time of the finished paper-scale runs in that CSV when it
   has their (experiment, dataset, model), else the token model above;
 - epochs: ``max_epochs`` of the run's training procedure (upper bound) and an expected figure:
@@ -26,10 +29,11 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from . import budget
 from . import config as cfg
 
 VAL_BATCH_SIZE = 64  # rnnrepro.evaluation.dyck.evaluate_dyck's default batch size
@@ -176,6 +180,7 @@ class RunCost:
     epochs_basis: str  # "history", "same model" or "fraction"
     measured_seconds_per_epoch: float | None = None  # from the run's history.csv, if finished
     epoch_seconds: float | None = None  # text runs: benchmarks/epoch_times.py's measurement
+    epoch_proxy: str | None = None  # the measured model whose epoch was scaled to this run's
 
     @property
     def seconds_per_epoch(self) -> float:
@@ -205,8 +210,11 @@ def run_cost(
     settings = cfg.run_config(config, run.experiment, run.dataset, run.model, run.stage)
     max_epochs = settings["training"]["max_epochs"]
     measured_epoch = (epoch_times or {}).get(epoch_key(run.experiment, run.dataset, run.model))
+    proxy = None
     if "dyck" in settings and not paper_sized_dyck(config):
         measured_epoch = None  # the measured Dyck epochs are paper-scale ones
+    elif "dyck" not in settings and measured_epoch is None:
+        measured_epoch, proxy = scaled_epoch(config, run, epoch_times or {}) or (None, None)
     if "dyck" not in settings or measured_epoch is not None:
         if measured_epoch is None:
             raise CostError(f"no measured epoch time for {run.path}")
@@ -221,6 +229,7 @@ def run_cost(
             epochs_basis=basis,
             measured_seconds_per_epoch=measured_seconds,
             epoch_seconds=measured_epoch,
+            epoch_proxy=proxy,
         )
     dyck = cfg.scale_settings(config)["dyck"]
     m, lo, hi = settings["dyck"]["m"], dyck["min_length"], dyck["max_length"]
@@ -259,6 +268,7 @@ def estimate(
         for r in cfg.jobs(config)
         if cfg.family(r.dataset) == "dyck"
         or (r.experiment, cfg.family(r.dataset), r.model) in epoch_times
+        or scaled_epoch(config, r, epoch_times) is not None
     ]
     done = {r: read_history(runs_dir, r) for r in all_runs} if runs_dir else {}
     out = []
@@ -279,6 +289,46 @@ def estimate(
         measured = own.seconds_per_epoch if own else None
         out.append(run_cost(config, run, throughput, epochs, basis, measured, epoch_times))
     return out
+
+
+def _count(config: dict, experiment: str, dataset: str, model: str) -> tuple[str, int, int]:
+    """A run's architecture, training batch size and parameter count at the config's scale
+    (ValueError where ``budget.parameter_count`` has no formula for the architecture)."""
+    settings = cfg.run_config(config, experiment, dataset, model)
+    architecture = settings["architecture"]
+    vocab = cfg.TEXT_FAMILIES[cfg.family(dataset)]["vocab_size"]
+    count = budget.parameter_count(architecture, vocab, settings["hparams"])
+    return architecture, settings["training"]["batch_size"], count
+
+
+def scaled_epoch(
+    config: dict, run: cfg.Run, epoch_times: dict[tuple[str, str, str], float]
+) -> tuple[float, str] | None:
+    """An unmeasured text run's epoch seconds, from the measured model of its experiment on the
+    same dataset family with the same architecture and batch size and the nearest parameter
+    count, times the ratio of the counts; and that model's name (None without one)."""
+    experiment, family = run.experiment, cfg.family(run.dataset)
+    try:
+        own = _count(config, experiment, run.dataset, run.model)
+    except ValueError:
+        return None
+    candidates = []
+    models = config["experiments"][experiment]["models"]
+    for (exp, fam, model), seconds in epoch_times.items():
+        if (exp, fam) != (experiment, family) or model not in models:
+            continue
+        if family not in cfg.model_families(config["experiments"][exp], models[model]):
+            continue
+        try:
+            architecture, batch, count = _count(config, exp, run.dataset, model)
+        except ValueError:
+            continue
+        if (architecture, batch) == own[:2]:
+            candidates.append((abs(math.log(own[2] / count)), model, seconds * own[2] / count))
+    if not candidates:
+        return None
+    _, model, seconds = min(candidates)
+    return seconds, model
 
 
 def model_key(run: cfg.Run) -> tuple[str, str, str, str]:
@@ -328,6 +378,32 @@ class Summary:
     jobs: int
     expected_hours: float
     upper_hours: float
+
+
+def group_shares(config: dict, costs: Iterable[RunCost]) -> list[Summary]:
+    """One row per catalogue group that is no paper key (e.g. a paper's studies): the jobs of
+    the runs that only that group's outputs read (what the group adds to the papers' tables)."""
+    from rnnrepro import papers  # the catalogues: light, but not needed by the cost model
+
+    costs = list(costs)
+    declared = papers.outputs().values()
+    rows = []
+    for group in papers.groups():
+        if group in papers.KEYS:
+            continue
+        inside = {r for o in declared if group in o.groups for r in o.select(config)}
+        outside = {r for o in declared if group not in o.groups for r in o.select(config)}
+        own = inside - outside
+        chosen = [c for c in costs if replace(c.run, stage="train", trial=None) in own]
+        rows.append(
+            Summary(
+                group,
+                len(chosen),
+                math.fsum(c.expected_hours for c in chosen),
+                math.fsum(c.upper_hours for c in chosen),
+            )
+        )
+    return rows
 
 
 def summarise(costs: Iterable[RunCost]) -> list[Summary]:

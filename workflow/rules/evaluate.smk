@@ -88,6 +88,33 @@ rule dynamic_eval:
         " --out {output:q} > {log:q} 2>&1"
 
 
+# major_minor Fig. 5: test perplexity of a trained model with a share of its layers' output
+# features masked (config feature_masking; a change reruns only this rule).
+rule evaluate_feature_mask:
+    input:
+        model=f"{RUNS}/model.pt",
+        test="results/data/{dataset}/test.txt",
+    output:
+        f"{RUNS}/feature_mask.csv",
+    log:
+        "results/logs/feature_mask/{experiment}/{dataset}/{model}/seed{seed}.log",
+    conda:
+        "../../envs/rnnrepro.yaml"
+    resources:
+        gpu=train_gpu,
+        runtime=train_runtime,
+        mem_mb=train_mem_mb,
+    params:
+        settings=json.dumps(cfg.feature_masking(config)),
+        scale=config["scale"],
+        device=Untracked(config["device"]),
+        code=run_code("evaluate_feature_mask"),
+    shell:
+        "python -m rnnrepro.scripts.evaluate_feature_mask --model {input.model:q}"
+        " --test {input.test:q} --settings {params.settings:q} --scale {params.scale}"
+        " --device {params.device:q} --out {output:q} > {log:q} 2>&1"
+
+
 # A random search's result: the trial with the lowest validation loss (and every trial's).
 rule select_trial:
     input:

@@ -75,13 +75,14 @@ def stage_orderings(dataset: str) -> tuple[Ordering, ...]:
     )
 
 
-def staged(name: str, family: str, label: str, **declared: object) -> Output:
-    """A table of every stage of the runs on ``family`` (trained, + fine-tuning, + dynamic
-    evaluation), against the paper's table ``label``; made when the config has such runs."""
+def staged(name: str, family: str, label: str, models: tuple[str, ...], **declared) -> Output:
+    """A table of every stage of ``models``' runs on ``family`` (trained, + fine-tuning, +
+    dynamic evaluation), against the paper's table ``label``; made when the config has such
+    runs."""
     return Output(
         name,
         maker="compare",
-        runs=Runs("major_minor", (family,)),
+        runs=Runs("major_minor", (family,), models),
         files=("metrics.json",),
         labels=(label,),
         families=(family,),
@@ -92,13 +93,14 @@ def staged(name: str, family: str, label: str, **declared: object) -> Output:
 
 
 # Tables IV and V are written from config.yaml (the settings of the PTB and WikiText-2 runs).
-CONFIGURED = {"maker": "config", "runs": Runs("major_minor", ("ptb_stream", "wikitext2"))}
+CONFIGURED = {"maker": "config", "runs": Runs("major_minor", ("ptb_stream", "wikitext2"), MODELS)}
 
 OUTPUTS = (
     staged(
         "major_minor_table2",
         "ptb_stream",
         "Table II",
+        MODELS,
         orderings=stage_orderings("ptb_stream"),
         title="major_minor Table II (PTB: trained, + fine-tuning, + dynamic evaluation): paper "
         "vs reproduction",
@@ -120,6 +122,7 @@ OUTPUTS = (
         "major_minor_table3",
         "wikitext2",
         "Table III",
+        MODELS,
         orderings=stage_orderings("wikitext2"),
         title="major_minor Table III (WikiText-2: trained, + fine-tuning, + dynamic "
         "evaluation): paper vs reproduction",
@@ -163,6 +166,7 @@ OUTPUTS = (
         "major_minor_table7",
         "wikitext103",
         "Table VII",
+        ("wt103_lstm", "wt103_mmlstm"),
         title="major_minor Table VII (WikiText-103): paper vs reproduction",
         caption="""major_minor, Table VII (WikiText-103): a plain two-layer LSTM language model
         (embedding 256, layers 1024 and 256, tied, full softmax over the vocabulary) and its
@@ -172,5 +176,270 @@ OUTPUTS = (
         (their SHA-1) or a stand-in.""",
         # tested on a stand-in here: the title says whether the runs read the published files
         corpus="wikitext103",
+    ),
+)
+
+
+# The studies (§III-B, §V-C, §V-D): Figs. 3-6 and Tables VIII-X. Their runs are config entries
+# (experiments.major_minor.models); a sweep's standard size c is the main table's run itself.
+STUDIES = ("major_minor_studies",)
+SIZES = (200, 400, 600, 800, 1000, 1200)  # Fig. 3
+FRACTIONS = (0.6, 0.7, 0.8, 0.9, 1.1, 1.2)  # Fig. 4, of c
+STANDARD_SIZES = {"awd_lstm": (1150, 1150, 400), "awd_lstm_mos": (960, 960, 620)}
+STANDARD_LABELS = {"awd_lstm": "AWD-LSTM", "awd_lstm_mos": "AWD-LSTM-MoS"}
+
+
+def swept(model: str, layers: tuple[int, ...], sizes: tuple[int, ...] = (), fractions=()) -> tuple:
+    """The config names of ``model``'s sweep points: layer i at each size, or at each fraction
+    of its standard size c."""
+    c = STANDARD_SIZES[model]
+    return tuple(
+        f"{model}_layer{i}_{size}"
+        for i in layers
+        for size in (*sizes, *(round(f * c[i - 1]) for f in fractions))
+    )
+
+
+FIG3 = Runs(
+    "major_minor",
+    models=(
+        "awd_lstm",
+        "awd_lstm_mos",
+        *swept("awd_lstm", (1, 2), SIZES),
+        *swept("awd_lstm_mos", (1, 2), SIZES),
+    ),
+)
+FIG4 = Runs(
+    "major_minor",
+    models=(
+        "awd_lstm",
+        "awd_lstm_mos",
+        *swept("awd_lstm", (1, 2), fractions=FRACTIONS),
+        *swept("awd_lstm_mos", (1, 2, 3), fractions=FRACTIONS),
+    ),
+)
+MASKING_LABELS = {
+    "awd_lstm_mos": "LM",
+    "awd_lstm_mos_plus": "LM+",
+    "awd_lstm_mos_wide": "LM#",
+    "awd_lstm_mos_wide_tuned": "LM##",
+    "awd_mmlstm_mos": "MMLM",
+}
+RATIOS = tuple(f"awd_mmlstm_ratio_{major}_{10 - major}" for major in range(5, 11))
+ABLATION = tuple(f"awd_mmlstm_mos_no_minor{i}" for i in (1, 2, 3))
+
+
+def ratio_orderings() -> tuple[Ordering, ...]:
+    """§V-D2 on Fig. 6: perplexity falls from 5:5 to 9:1 and rises at 10:0 (validation and
+    test, each corpus)."""
+    source = (
+        "major_minor §V-D2: 'as the ratio of the Major and the Minor LSTMs decreases, the "
+        "perplexities on valid and test sets continue to decline from the ratios of 5 : 5 to "
+        "9 : 1, but when the ratio reaches 10:0 [...] the perplexities rebound' (Fig. 6)"
+    )
+    pairs = [*zip(RATIOS[1:5], RATIOS[:4], strict=True), (RATIOS[4], RATIOS[5])]
+    return tuple(
+        Ordering(
+            f"{better.removeprefix('awd_mmlstm_ratio_').replace('_', ':')} beats "
+            f"{worse.removeprefix('awd_mmlstm_ratio_').replace('_', ':')} ({split})",
+            source,
+            better=(better,),
+            worse=(worse,),
+            metric=f"{split}_ppl",
+            dataset=dataset,
+        )
+        for dataset in ("ptb_stream", "wikitext2")
+        for split in ("val", "test")
+        for better, worse in pairs
+    )
+
+
+def ablation_orderings() -> tuple[Ordering, ...]:
+    """§V-D3 on Table X: every Minor helps (the MMLM beats each ablation), layer 3's most, then
+    layer 1's, then layer 2's (removing it costs most)."""
+    source = (
+        "major_minor §V-D3: 'the Minor LSTM of the third layer has the greatest effect on the "
+        "final performance of the model, followed by the first Minor LSTM and finally the "
+        "second' (Table X)"
+    )
+    no1, no2, no3 = ABLATION
+    return tuple(
+        ordering
+        for dataset in ("ptb_stream", "wikitext2")
+        for ordering in (
+            Ordering(
+                "every Minor LSTM helps",
+                source,
+                better=("awd_mmlstm_mos",),
+                worse=ABLATION,
+                metric="test_ppl",
+                dataset=dataset,
+            ),
+            Ordering(
+                "layer 3's Minor matters more than layer 1's",
+                source,
+                better=(no1,),
+                worse=(no3,),
+                metric="test_ppl",
+                dataset=dataset,
+            ),
+            Ordering(
+                "layer 1's Minor matters more than layer 2's",
+                source,
+                better=(no2,),
+                worse=(no1,),
+                metric="test_ppl",
+                dataset=dataset,
+            ),
+        )
+    )
+
+
+MINOR_INPUT_ORDERINGS = tuple(
+    Ordering(
+        "MMLM-1 (Minor reads the embedding) beats MMLM-2 (the previous layer)",
+        "major_minor §V-D1: 'the MMLM-1 steadily surpasses MMLM-2 on both datasets' (Table VIII)",
+        better=("awd_mmlstm_mos",),
+        worse=("awd_mmlstm_mos_prev",),
+        metric=metric,
+        dataset=dataset,
+    )
+    for dataset in ("ptb_stream", "wikitext2")
+    for metric in ("val_ppl", "test_ppl")
+)
+
+OUTPUTS += (
+    Output(
+        "major_minor_fig3_layer_sizes",
+        title="Perplexity against one LSTM layer's hidden size",
+        caption="""Validation (dashed) and test (solid) perplexity when one LSTM layer's hidden
+        size varies from 200 to 1200 in steps of 200, every other setting the model's
+        (reproduces major_minor, Figure 3): AWD-LSTM on PTB and on WikiText-2, and AWD-LSTM-MoS
+        on PTB, layer 1 (LSTM-1) and layer 2 (LSTM-2). Each sweep point is trained for 500
+        epochs (the paper's); the dotted line marks the standard size c, whose point is the main
+        table's run (AWD-LSTM-MoS: 1000 epochs; AWD-LSTM on WikiText-2: 750). The paper's
+        claims: perplexity keeps falling with the size, ever more slowly, and faster for layer 2
+        than for layer 1.""",
+        maker="figure",
+        kind="layer_sizes",
+        runs=FIG3,
+        files=("metrics.json",),
+        model_labels=STANDARD_LABELS,
+        groups=STUDIES,
+        optional=True,
+    ),
+    Output(
+        "major_minor_fig4_size_band",
+        title="Parameters and perplexity band around the standard layer size",
+        caption="""The parameter count (top) and the test perplexity (bottom) when layer i's
+        size varies from 0.6c to 1.2c in steps of 0.1c, c its standard size (reproduces
+        major_minor, Figure 4): AWD-LSTM on PTB and WikiText-2 (layers 1 and 2) and AWD-LSTM-MoS
+        on PTB (layers 1, 2 and 3). The 1.0c point is the main table's run. The band is the
+        standard model's test perplexity ± 0.25; red squares mark the sizes inside it (the
+        paper: 0.9c in most layers, and 0.6c for MoS's layer 3), which the footer lists.""",
+        maker="figure",
+        kind="size_band",
+        runs=FIG4,
+        files=("metrics.json",),
+        model_labels=STANDARD_LABELS,
+        groups=STUDIES,
+        optional=True,
+    ),
+    Output(
+        "major_minor_fig5_feature_masking",
+        title="Test perplexity with a share of a layer's output features masked",
+        caption="""Test perplexity on PTB when, at test time, a Bernoulli(P) share of the output
+        features of every layer (a) or of layer 1, 2 or 3 (b-d) is zeroed, P from 0 to 0.5
+        (reproduces major_minor, Figure 5); the kept features are scaled by 1 / (1 − P) and one
+        mask is drawn per window and column, as dropout in training [A]; each point is the mean
+        over the mask seeds. Models (trained, not fine-tuned): LM (AWD-LSTM-MoS), LM+ (its
+        hidden-state and recurrent-weight dropouts + 0.025), LM# (plain LSTMs of the MMLSTM's
+        layer sizes), LM## (LM# with every MMLSTM hyper-parameter) and MMLM (AWD-MMLSTM-MoS).
+        The paper's claims: MMLM is lowest at every P and every masked layer, and LM+ ≈ LM. The
+        footer counts, per panel, which model is lowest at how many P.""",
+        maker="figure",
+        kind="feature_masking",
+        runs=Runs("major_minor", families=("ptb_stream",), models=tuple(MASKING_LABELS)),
+        files=("feature_mask.csv",),
+        model_labels=MASKING_LABELS,
+        groups=STUDIES,
+        optional=True,
+    ),
+    Output(
+        "major_minor_fig5_params",
+        title="major_minor §V-C: the parameter counts of LM and LM#",
+        caption="""The parameter counts §V-C prints for Figure 5's models: LM (AWD-LSTM-MoS,
+        21.5M) and LM# (plain LSTMs of the MMLSTM's sizes 1080/1080/620, 24.9M), with each
+        model's trained validation and test perplexity on PTB.""",
+        maker="compare",
+        runs=Runs("major_minor", families=("ptb_stream",), models=tuple(MASKING_LABELS)),
+        files=("metrics.json",),
+        labels=("Section V-C",),
+        groups=STUDIES,
+        optional=True,
+    ),
+    Output(
+        "major_minor_table8",
+        title="major_minor Table VIII (the Minor LSTMs' input): paper vs reproduction",
+        caption="""major_minor, Table VIII: MMLM-1 (AWD-MMLSTM-MoS, its Minor LSTMs reading the
+        embedding; the main model, trained) against MMLM-2 (its Minor LSTMs reading the previous
+        layer's output; layers 1050/1050/620 on PTB, 1160/1160/650 on WikiText-2 [A], chosen
+        for the printed 21.7M and 32.5M: the text's 1150 gives 24.4M on PTB), both trained with
+        Table IV's settings, neither fine-tuned. The ordering follows: MMLM-1 beats MMLM-2 on
+        both corpora.""",
+        maker="compare",
+        runs=Runs("major_minor", models=("awd_mmlstm_mos", "awd_mmlstm_mos_prev")),
+        files=("metrics.json",),
+        labels=("Table VIII",),
+        orderings=MINOR_INPUT_ORDERINGS,
+        groups=STUDIES,
+        optional=True,
+    ),
+    Output(
+        "major_minor_table9",
+        title="major_minor Table IX / Fig. 6 (Major:Minor ratios): paper vs reproduction",
+        caption="""major_minor, Table IX: AWD-LSTM (no MoS) with every layer split Major:Minor
+        at 5:5 ... 10:0, the layer sizes chosen so that the parameter counts stay near 24M
+        (PTB) and 33.5M (WikiText-2), trained 300 epochs with AWD-LSTM's other settings. The
+        paper prints the parameter counts (compared here) and draws the perplexities in Figure
+        6 (their rows carry ours only, verdict info). The orderings follow: perplexity falls from
+        5:5 to 9:1 and rises at 10:0.""",
+        maker="compare",
+        runs=Runs("major_minor", models=RATIOS),
+        files=("metrics.json",),
+        labels=("Table IX",),
+        orderings=ratio_orderings(),
+        groups=STUDIES,
+        optional=True,
+    ),
+    Output(
+        "major_minor_fig6_ratio",
+        title="Perplexity by Major:Minor ratio",
+        caption="""Validation (dashed) and test (solid) perplexity of AWD-LSTM with every layer
+        split Major:Minor at each ratio of Table IX, trained 300 epochs (reproduces major_minor,
+        Figure 6); a panel per corpus. The paper's claim: perplexity falls from 5:5 to 9:1 and
+        rises at 10:0 (checked in Table IX's orderings).""",
+        maker="figure",
+        kind="major_ratio",
+        runs=Runs("major_minor", models=RATIOS),
+        files=("metrics.json",),
+        groups=STUDIES,
+        optional=True,
+    ),
+    Output(
+        "major_minor_table10",
+        title="major_minor Table X (the Minor LSTMs' ablation): paper vs reproduction",
+        caption="""major_minor, Table X: the main AWD-MMLSTM-MoS (MMLM, trained) and MMLM
+        with layer i's Minor LSTM removed and the layer a plain LSTM of the printed adjusted
+        size (PTB 1030/1030/520, WikiText-2 1150/1130/550), trained with Table IV's settings,
+        neither fine-tuned nor dynamically evaluated. The orderings follow: every Minor LSTM
+        helps, layer 3's most, then layer 1's, then layer 2's.""",
+        maker="compare",
+        runs=Runs("major_minor", models=("awd_mmlstm_mos", *ABLATION)),
+        files=("metrics.json",),
+        labels=("Table X",),
+        orderings=ablation_orderings(),
+        groups=STUDIES,
+        optional=True,
     ),
 )

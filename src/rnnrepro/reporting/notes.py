@@ -83,7 +83,7 @@ def scale_notes(config: dict, track: str = "text", experiment: str | None = None
             notes.append(
                 f"number agreement on the first {text['agreement_items']} items of each file;"
             )
-    notes += procedure_notes(config, track, experiment)
+    notes += procedure_notes(config, track, experiment) + thinned_notes(config, experiment)
     if settings["seeds"] != paper["seeds"]:
         notes.append(f"seeds {settings['seeds']} (experiments may set their own).")
     if folds is not None and notes == [folds]:  # the papers' runs of fewer folds
@@ -126,4 +126,27 @@ def procedure_notes(config: dict, track: str, experiment: str | None) -> list[st
             full = config["training"][name]
             changes = ", ".join(f"{k} {full.get(k, 'unset')} → {v}" for k, v in replaced.items())
             notes.append(f"training procedure {name}: {changes};")
+    return notes
+
+
+def thinned_notes(config: dict, experiment: str | None) -> list[str]:
+    """One note per experiment whose models the selected scale runs on fewer of their datasets
+    (``scale_datasets``: a study's thinner grid), naming how many run where and how many not."""
+    notes = []
+    for exp_name, exp in config["experiments"].items():
+        if experiment not in (None, exp_name):
+            continue
+        kept: dict[str, int] = {}
+        for model in exp["models"].values():
+            families = model_families(exp, model)
+            scaled = model_families(exp, model, config["scale"])
+            if scaled != families:
+                where = f"on {', '.join(scaled)} only" if scaled else "not run"
+                kept[where] = kept.get(where, 0) + 1
+        if kept:
+            counts = "; ".join(f"{n} {where}" for where, n in kept.items())
+            notes.append(
+                f"{exp_name}: models of its studies on fewer datasets (config scale_datasets): "
+                f"{counts};"
+            )
     return notes

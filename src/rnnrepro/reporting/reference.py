@@ -2,7 +2,9 @@
 
 ``paper_numbers.csv`` has one row per published number or claim, with columns
 paper, table, row, experiment, dataset, model, metric, value, comparison, source, note.
-``comparison`` is ``=`` for a reported value and ``<``, ``<=``, ``>=`` for a claimed bound.
+``comparison`` is ``=`` for a reported value and ``<``, ``<=``, ``>=`` for a claimed bound. An
+empty ``value`` is a number the paper draws but does not print (e.g. a figure's curve): its row
+carries the runs' value, with the verdict ``info``, for the orderings stated about it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ def load_reference(
     """
     path = files("rnnrepro.reporting") / "paper_numbers.csv"
     with path.open(encoding="utf-8") as handle:
-        df = pd.read_csv(handle, dtype={"value": float}, keep_default_na=False)
+        df = pd.read_csv(
+            handle, dtype={"value": float}, keep_default_na=False, na_values={"value": [""]}
+        )
     unknown = set(df["comparison"]) - set(COMPARISONS)
     if unknown:
         raise ValueError(f"unknown comparison(s) in paper_numbers.csv: {sorted(unknown)}")

@@ -25,6 +25,7 @@ from rnnrepro.cost import (
     CostError,
     Summary,
     estimate,
+    group_shares,
     read_epoch_times,
     read_throughput,
     summarise,
@@ -159,6 +160,21 @@ def main(argv: list[str] | None = None) -> int:
     print("Hours are device-hours of that device, one job at a time (not GPU-hours unless the")
     print("table was measured on a GPU); divide by the number of jobs run in parallel.\n")
     print(format_table(rows))
+    total = rows[-1]
+    for group in group_shares(config, costs):
+        share = group.expected_hours / total.expected_hours if total.expected_hours else 0.0
+        print(
+            f"of which {group.experiment} (runs only its outputs read): {group.jobs} jobs, "
+            f"{group.expected_hours:,.2f} expected h ({share:.1%}), upper bound "
+            f"{group.upper_hours:,.2f} h"
+        )
+    scaled = Counter(c.epoch_proxy for c in costs if c.epoch_proxy)
+    if scaled:
+        print(
+            f"{sum(scaled.values())} text job(s) have no measured epoch: each takes the epoch of "
+            "its experiment's measured model of the same architecture and batch size, scaled by "
+            "the parameter counts (" + ", ".join(f"{m} {n}" for m, n in scaled.items()) + ")."
+        )
     print(
         f"\nupper bound: every run reaches its max_epochs. expected epochs: "
         f"{bases['history']} run(s) from their history.csv, {bases['same model']} from finished "

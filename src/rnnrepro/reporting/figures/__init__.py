@@ -16,6 +16,8 @@ from rnnrepro.reporting.figures.characters import (
     read_metrics,
 )
 from rnnrepro.reporting.figures.dyck import plot_ldpa, plot_val_wcpa
+from rnnrepro.reporting.figures.masking import plot_feature_masking
+from rnnrepro.reporting.figures.sizes import plot_layer_sizes, plot_major_ratio, plot_size_band
 from rnnrepro.reporting.figures.stack import plot_stack_actions
 
 __all__ = ["FIGURES", "PLAIN", "Style", "pick_best_run", "read_metrics", "read_runs"]
@@ -29,4 +31,8 @@ FIGURES: dict[str, Callable[..., None]] = {
     "position_loss": plot_position_loss,
     "examples": plot_examples,
     "stack_actions": plot_stack_actions,
+    "layer_sizes": plot_layer_sizes,
+    "size_band": plot_size_band,
+    "major_ratio": plot_major_ratio,
+    "feature_masking": plot_feature_masking,
 }
