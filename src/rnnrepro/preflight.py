@@ -24,6 +24,7 @@ from rnnrepro.cost import (
     DEFAULT_EXPECTED_FRACTION,
     CostError,
     estimate,
+    group_shares,
     read_epoch_times,
     read_throughput,
     summarise,
@@ -167,6 +168,12 @@ def cost_summary(
             f"Expected cost of {total.jobs} of them: {total.expected_hours:,.0f} device-hours "
             f"(upper bound {total.upper_hours:,.0f}) on {throughput.device}, one job at a time."
         )
+        for group in group_shares(config, costs):
+            if group.jobs:
+                lines.append(
+                    f"  of which {group.experiment}: {group.jobs} job(s), "
+                    f"{group.expected_hours:,.0f} device-hours"
+                )
     if len(costs) < len(runs):
         lines.append(f"{len(runs) - len(costs)} job(s) have no measured epoch time (not counted).")
     lines.append(

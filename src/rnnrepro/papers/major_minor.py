@@ -182,7 +182,7 @@ OUTPUTS = (
 
 # The studies (§III-B, §V-C, §V-D): Figs. 3-6 and Tables VIII-X. Their runs are config entries
 # (experiments.major_minor.models); a sweep's standard size c is the main table's run itself.
-STUDIES = ("major_minor_studies",)
+STUDIES = ("major_minor_studies",)  # their target group
 SIZES = (200, 400, 600, 800, 1000, 1200)  # Fig. 3
 FRACTIONS = (0.6, 0.7, 0.8, 0.9, 1.1, 1.2)  # Fig. 4, of c
 STANDARD_SIZES = {"awd_lstm": (1150, 1150, 400), "awd_lstm_mos": (960, 960, 620)}
@@ -263,35 +263,15 @@ def ablation_orderings() -> tuple[Ordering, ...]:
         "second' (Table X)"
     )
     no1, no2, no3 = ABLATION
+    claims = (
+        ("every Minor LSTM helps", ("awd_mmlstm_mos",), ABLATION),
+        ("layer 3's Minor matters more than layer 1's", (no1,), (no3,)),
+        ("layer 1's Minor matters more than layer 2's", (no2,), (no1,)),
+    )
     return tuple(
-        ordering
+        Ordering(name, source, better=better, worse=worse, metric="test_ppl", dataset=dataset)
         for dataset in ("ptb_stream", "wikitext2")
-        for ordering in (
-            Ordering(
-                "every Minor LSTM helps",
-                source,
-                better=("awd_mmlstm_mos",),
-                worse=ABLATION,
-                metric="test_ppl",
-                dataset=dataset,
-            ),
-            Ordering(
-                "layer 3's Minor matters more than layer 1's",
-                source,
-                better=(no1,),
-                worse=(no3,),
-                metric="test_ppl",
-                dataset=dataset,
-            ),
-            Ordering(
-                "layer 1's Minor matters more than layer 2's",
-                source,
-                better=(no2,),
-                worse=(no1,),
-                metric="test_ppl",
-                dataset=dataset,
-            ),
-        )
+        for name, better, worse in claims
     )
 
 
@@ -308,8 +288,14 @@ MINOR_INPUT_ORDERINGS = tuple(
     for metric in ("val_ppl", "test_ppl")
 )
 
+
+def study(name: str, **declared) -> Output:
+    """An output of the studies: in their target group, made when the config has its runs."""
+    return Output(name, groups=STUDIES, optional=True, **declared)
+
+
 OUTPUTS += (
-    Output(
+    study(
         "major_minor_fig3_layer_sizes",
         title="Perplexity against one LSTM layer's hidden size",
         caption="""Validation (dashed) and test (solid) perplexity when one LSTM layer's hidden
@@ -325,10 +311,8 @@ OUTPUTS += (
         runs=FIG3,
         files=("metrics.json",),
         model_labels=STANDARD_LABELS,
-        groups=STUDIES,
-        optional=True,
     ),
-    Output(
+    study(
         "major_minor_fig4_size_band",
         title="Parameters and perplexity band around the standard layer size",
         caption="""The parameter count (top) and the test perplexity (bottom) when layer i's
@@ -342,10 +326,8 @@ OUTPUTS += (
         runs=FIG4,
         files=("metrics.json",),
         model_labels=STANDARD_LABELS,
-        groups=STUDIES,
-        optional=True,
     ),
-    Output(
+    study(
         "major_minor_fig5_feature_masking",
         title="Test perplexity with a share of a layer's output features masked",
         caption="""Test perplexity on PTB when, at test time, a Bernoulli(P) share of the output
@@ -362,10 +344,8 @@ OUTPUTS += (
         runs=Runs("major_minor", families=("ptb_stream",), models=tuple(MASKING_LABELS)),
         files=("feature_mask.csv",),
         model_labels=MASKING_LABELS,
-        groups=STUDIES,
-        optional=True,
     ),
-    Output(
+    study(
         "major_minor_fig5_params",
         title="major_minor §V-C: the parameter counts of LM and LM#",
         caption="""The parameter counts §V-C prints for Figure 5's models: LM (AWD-LSTM-MoS,
@@ -375,10 +355,8 @@ OUTPUTS += (
         runs=Runs("major_minor", families=("ptb_stream",), models=tuple(MASKING_LABELS)),
         files=("metrics.json",),
         labels=("Section V-C",),
-        groups=STUDIES,
-        optional=True,
     ),
-    Output(
+    study(
         "major_minor_table8",
         title="major_minor Table VIII (the Minor LSTMs' input): paper vs reproduction",
         caption="""major_minor, Table VIII: MMLM-1 (AWD-MMLSTM-MoS, its Minor LSTMs reading the
@@ -392,10 +370,8 @@ OUTPUTS += (
         files=("metrics.json",),
         labels=("Table VIII",),
         orderings=MINOR_INPUT_ORDERINGS,
-        groups=STUDIES,
-        optional=True,
     ),
-    Output(
+    study(
         "major_minor_table9",
         title="major_minor Table IX / Fig. 6 (Major:Minor ratios): paper vs reproduction",
         caption="""major_minor, Table IX: AWD-LSTM (no MoS) with every layer split Major:Minor
@@ -409,10 +385,8 @@ OUTPUTS += (
         files=("metrics.json",),
         labels=("Table IX",),
         orderings=ratio_orderings(),
-        groups=STUDIES,
-        optional=True,
     ),
-    Output(
+    study(
         "major_minor_fig6_ratio",
         title="Perplexity by Major:Minor ratio",
         caption="""Validation (dashed) and test (solid) perplexity of AWD-LSTM with every layer
@@ -423,10 +397,8 @@ OUTPUTS += (
         kind="major_ratio",
         runs=Runs("major_minor", models=RATIOS),
         files=("metrics.json",),
-        groups=STUDIES,
-        optional=True,
     ),
-    Output(
+    study(
         "major_minor_table10",
         title="major_minor Table X (the Minor LSTMs' ablation): paper vs reproduction",
         caption="""major_minor, Table X: the main AWD-MMLSTM-MoS (MMLM, trained) and MMLM
@@ -439,7 +411,5 @@ OUTPUTS += (
         files=("metrics.json",),
         labels=("Table X",),
         orderings=ablation_orderings(),
-        groups=STUDIES,
-        optional=True,
     ),
 )

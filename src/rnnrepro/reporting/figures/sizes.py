@@ -85,11 +85,19 @@ def _layer_line(points: pd.DataFrame, standard: pd.Series, layer: int) -> pd.Dat
     return pd.concat([line, own.to_frame().T]).sort_values("size")
 
 
-def _panels(points: pd.DataFrame) -> list[tuple[str, str]]:
-    """The (dataset, standard) pairs with at least one sweep point, in dataset order."""
+def sweep_panels(paths: Paths, labels: Labels) -> list[tuple[str, str, pd.DataFrame, pd.Series]]:
+    """One panel per (dataset, standard) with at least one sweep point: the pair, its points
+    and the standard's own row."""
+    points = sweep_points(read_sizes(paths), labels)
     swept = points[points["layer"] > 0]
     pairs = dict.fromkeys(zip(swept["dataset"], swept["standard"], strict=True))
-    return sorted(pairs, key=lambda p: (p[1], len(p[0]), p[0]))
+    if not pairs:
+        raise ValueError("no sweep point (a run differing from a standard in one layer)")
+    panels = []
+    for dataset, standard in sorted(pairs, key=lambda p: (p[1], len(p[0]), p[0])):
+        group = points[(points["dataset"] == dataset) & (points["standard"] == standard)]
+        panels.append((dataset, standard, group, group[group["layer"] == 0].iloc[0]))
+    return panels
 
 
 def _title(dataset: str, standard: str, labels: Labels) -> str:
@@ -100,15 +108,10 @@ def plot_layer_sizes(paths: Paths, out: str | Path, style: Style = PLAIN) -> Non
     """major_minor Fig. 3: validation and test perplexity against the hidden size of layer i
     (LSTM-i), the other layers at their standard size c (dotted line), a panel per model and
     dataset."""
-    points = sweep_points(read_sizes(paths), style.labels)
-    pairs = _panels(points)
-    if not pairs:
-        raise ValueError("no sweep point (a run differing from a standard in one layer)")
-    fig, axes = plt.subplots(1, len(pairs), figsize=(4.8 * len(pairs), 4.0), squeeze=False)
+    panels = sweep_panels(paths, style.labels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.8 * len(panels), 4.0), squeeze=False)
     fig.suptitle("Perplexity against one LSTM layer's hidden size", fontsize=13)
-    for ax, (dataset, standard) in zip(axes[0], pairs, strict=True):
-        group = points[(points["dataset"] == dataset) & (points["standard"] == standard)]
-        std = group[group["layer"] == 0].iloc[0]
+    for ax, (dataset, standard, group, std) in zip(axes[0], panels, strict=True):
         for layer in sorted(set(group["layer"]) - {0}):
             line = _layer_line(group, std, layer)
             colour = LAYER_COLOURS[(layer - 1) % len(LAYER_COLOURS)]
@@ -141,17 +144,12 @@ def plot_size_band(paths: Paths, out: str | Path, style: Style = PLAIN) -> None:
     """major_minor Fig. 4: per model and dataset, the parameter count (top) and the test
     perplexity (bottom) against layer i's size in units of its standard size c; the band is the
     standard's perplexity ± 0.25, and sizes within it are marked with red squares."""
-    points = sweep_points(read_sizes(paths), style.labels)
-    pairs = _panels(points)
-    if not pairs:
-        raise ValueError("no sweep point (a run differing from a standard in one layer)")
-    fig, axes = plt.subplots(2, len(pairs), figsize=(4.8 * len(pairs), 6.6), squeeze=False)
+    panels = sweep_panels(paths, style.labels)
+    fig, axes = plt.subplots(2, len(panels), figsize=(4.8 * len(panels), 6.6), squeeze=False)
     fig.suptitle("Parameters and perplexity band around the standard layer size", fontsize=13)
     inside = []
-    for j, (dataset, standard) in enumerate(pairs):
+    for j, (dataset, standard, group, std) in enumerate(panels):
         top, bottom = axes[0, j], axes[1, j]
-        group = points[(points["dataset"] == dataset) & (points["standard"] == standard)]
-        std = group[group["layer"] == 0].iloc[0]
         bottom.axhspan(
             std["test_ppl"] - BAND,
             std["test_ppl"] + BAND,
