@@ -404,6 +404,9 @@ def test_an_experiment_caps_its_own_runs_at_a_reduced_scale():
     notes = " ".join(scale_notes(config, "text", "major_minor"))
     assert f"at most {caps['max_batches']} batches per epoch" in notes
     assert f"at most {caps['max_epochs']} epochs per run" in notes
+    # the studies' thinner grids: 34 models on PTB only, 15 of MoS's sweep points not run
+    assert "scale_datasets): 34 on ptb_stream only; 15 not run;" in notes
+    assert "scale_datasets" not in " ".join(scale_notes(config, "text", "memory"))
     # other experiments keep the scale's own caps
     lstm = cfg.run_config(config, "multi_matrix", "ptb_word", "lstm")["training"]
     assert lstm["max_epochs"] == config["scales"]["cpu"]["max_epochs"]

@@ -244,3 +244,24 @@ def test_fine_tuning_is_a_job_and_the_awd_recipe_runs_every_epoch(throughput):
     # fine-tuning stops at the non-monotone condition: the default fraction of its cap
     assert tune.epochs_basis == "fraction" and tune.expected_epochs == 250
     assert tune.upper_hours == pytest.approx(1000 * 100 / 3600)
+
+
+def test_studies_share_is_their_own_runs_priced_from_the_main_models(throughput):
+    config = base_config()
+    times = cost.read_epoch_times(ROOT / "benchmarks/results/epoch_times.csv")
+    costs = cost.estimate(config, throughput, epoch_times=times)
+    shares = {g.experiment: g for g in cost.group_shares(config, costs)}
+    studies = shares["major_minor_studies"]
+    assert studies.jobs == 101 and studies.expected_hours > 0
+    assert sum(1 for c in costs if c.epoch_proxy) == 101  # every study job, no main one
+    scaled = {c.run.model: c for c in costs if c.epoch_proxy and c.run.dataset == "ptb_stream"}
+    # a MoS sweep point takes AWD-LSTM-MoS-sized epochs, an AWD-LSTM one AWD-LSTM's
+    assert scaled["awd_lstm_mos_layer1_1200"].epoch_proxy in {
+        "awd_lstm_mos",
+        "awd_lstm_mos_minus",
+        "awd_mmlstm_mos",
+    }
+    assert scaled["awd_lstm_layer1_200"].epoch_proxy == "awd_lstm"
+    main = next(c for c in costs if (c.run.model, c.run.dataset) == ("awd_lstm", "ptb_stream"))
+    small = scaled["awd_lstm_layer1_200"]
+    assert small.seconds_per_epoch < main.seconds_per_epoch  # fewer parameters, shorter epoch

@@ -178,7 +178,7 @@ def cost_summary(
         lines.append(f"{len(runs) - len(costs)} job(s) have no measured epoch time (not counted).")
     lines.append(
         "Paper scale is GPU-cluster work (README: Cluster execution). To try the pipeline first: "
-        "--config scale=smoke (minutes) or scale=cpu (about 4 hours on 2 cores), each in its own "
+        "--config scale=smoke (minutes) or scale=cpu (about 4.5 hours on 2 cores), each in its own "
         "--directory; details: python -m rnnrepro.scripts.estimate_cost."
     )
     return "\n".join(lines)

@@ -277,15 +277,15 @@ def ablation_orderings() -> tuple[Ordering, ...]:
 
 MINOR_INPUT_ORDERINGS = tuple(
     Ordering(
-        "MMLM-1 (Minor reads the embedding) beats MMLM-2 (the previous layer)",
+        f"MMLM-1 (Minor reads the embedding) beats MMLM-2 (the previous layer) ({split})",
         "major_minor §V-D1: 'the MMLM-1 steadily surpasses MMLM-2 on both datasets' (Table VIII)",
         better=("awd_mmlstm_mos",),
         worse=("awd_mmlstm_mos_prev",),
-        metric=metric,
+        metric=f"{split}_ppl",
         dataset=dataset,
     )
     for dataset in ("ptb_stream", "wikitext2")
-    for metric in ("val_ppl", "test_ppl")
+    for split in ("val", "test")
 )
 
 
@@ -349,8 +349,8 @@ OUTPUTS += (
         "major_minor_fig5_params",
         title="major_minor §V-C: the parameter counts of LM and LM#",
         caption="""The parameter counts §V-C prints for Figure 5's models: LM (AWD-LSTM-MoS,
-        21.5M) and LM# (plain LSTMs of the MMLSTM's sizes 1080/1080/620, 24.9M), with each
-        model's trained validation and test perplexity on PTB.""",
+        21.5M) and LM# (plain LSTMs of the MMLSTM's sizes 1080/1080/620, 24.9M) on PTB, against
+        the trained runs' counts (Figure 5's footer gives all five models' counts).""",
         maker="compare",
         runs=Runs("major_minor", families=("ptb_stream",), models=tuple(MASKING_LABELS)),
         files=("metrics.json",),
