@@ -153,6 +153,21 @@ def test_compiled_sources_count_for_the_models_built_on_them(package):
     assert after[0] != before[0] and after[1] == before[1]
 
 
+def test_a_catalogue_edit_reruns_the_tables_not_the_runs(package):
+    """papers/__init__.py imports the catalogues by name and lists them in DIGEST_FILES: the
+    comparison tables' script (which reads their orderings) depends on them, training not."""
+    from rnnrepro import papers
+
+    assert papers.DIGEST_FILES == tuple(f"{key}.py" for key in papers.KEYS)
+    table = ("scripts/make_table.py",)
+    train = ("scripts/train.py", model_module("awd_lstm", package))
+    assert "papers/major_minor.py" in names(closure(table, package), package)
+    before = code_digest(*table, root=package), code_digest(*train, root=package)
+    edit(package / "papers/major_minor.py", '"every Minor LSTM helps"', '"each Minor helps"')
+    after = code_digest(*table, root=package), code_digest(*train, root=package)
+    assert after[0] != before[0] and after[1] == before[1]
+
+
 def test_adding_a_model_to_the_registry_reruns_no_other(package):
     digest = code_digest("scripts/train.py", "models/lstm.py", root=package)
     init = package / "models/__init__.py"
