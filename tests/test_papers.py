@@ -80,6 +80,18 @@ def test_major_minor_studies_read_their_own_runs_and_the_main_tables_only_theirs
     assert len(studies - others) == 101
 
 
+def test_table9_states_the_layer_sizes_its_runs_use():
+    from rnnrepro.papers.major_minor import RATIO_SIZES
+
+    config = {**base_config(), "scale": "paper"}
+    for model, sizes in RATIO_SIZES.items():
+        for dataset, size in zip(("ptb_stream", "wikitext2"), sizes, strict=True):
+            hparams = cfg.run_config(config, "major_minor", dataset, model)["hparams"]
+            assert hparams["layer_sizes"] == [size, size, 400], (model, dataset)
+    note = papers.outputs()["major_minor_table9"].notes[0]
+    assert "5:5 1560 / 1550" in note and "10:0 1150 / 1150" in note
+
+
 def test_runs_are_chosen_by_family_architecture_hyper_parameters_and_budget():
     config = smoke()
     outputs = papers.outputs()

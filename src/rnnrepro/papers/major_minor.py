@@ -226,6 +226,15 @@ MASKING_LABELS = {
     "awd_mmlstm_mos": "MMLM",
 }
 RATIOS = tuple(f"awd_mmlstm_ratio_{major}_{10 - major}" for major in range(5, 11))
+# Table IX's layer sizes L (layers L, L, 400) on PTB and WikiText-2, as config.yaml sets them
+# (tests/test_papers.py checks that they agree)
+RATIO_SIZES = dict(
+    zip(
+        RATIOS,
+        ((1560, 1550), (1500, 1500), (1420, 1440), (1330, 1330), (1240, 1230), (1150, 1150)),
+        strict=True,
+    )
+)
 ABLATION = tuple(f"awd_mmlstm_mos_no_minor{i}" for i in (1, 2, 3))
 
 
@@ -384,6 +393,14 @@ OUTPUTS += (
         runs=Runs("major_minor", models=RATIOS),
         files=("metrics.json",),
         labels=("Table IX",),
+        notes=(
+            "Layer sizes L of Table IX (layers L, L, 400; PTB / WikiText-2), which the runs use: "
+            + ", ".join(
+                f"{name.removeprefix('awd_mmlstm_ratio_').replace('_', ':')} {ptb} / {wt2}"
+                for name, (ptb, wt2) in RATIO_SIZES.items()
+            )
+            + ".",
+        ),
         orderings=ratio_orderings(),
     ),
     study(
