@@ -100,10 +100,6 @@ rule evaluate_feature_mask:
         "results/logs/feature_mask/{experiment}/{dataset}/{model}/seed{seed}.log",
     conda:
         "../../envs/rnnrepro.yaml"
-    resources:
-        gpu=train_gpu,
-        runtime=train_runtime,
-        mem_mb=train_mem_mb,
     params:
         settings=json.dumps(cfg.feature_masking(config)),
         scale=config["scale"],
