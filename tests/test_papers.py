@@ -64,6 +64,16 @@ def test_major_minor_studies_read_their_own_runs_and_the_main_tables_only_theirs
         "awd_lstm",
         "awd_lstm_mos",
     }
+    # the standards alone are no sweep: without a sweep point, no figure (and no failed job)
+    main_only = {
+        **config,
+        "experiments": {"major_minor": dict(config["experiments"]["major_minor"])},
+    }
+    models = main_only["experiments"]["major_minor"]["models"]
+    main_only["experiments"]["major_minor"]["models"] = {m: models[m] for m in main}
+    for name in ("major_minor_fig3_layer_sizes", "major_minor_fig4_size_band"):
+        assert not outputs[name].select(main_only)
+        assert outputs[name].path not in papers.targets(main_only, "major_minor")
     masked = outputs["major_minor_fig5_feature_masking"].select(config)
     assert {r.dataset for r in masked} == {"ptb_stream"} and len(masked) == 5
     assert len(outputs["major_minor_table9"].select(config)) == 12  # 6 ratios x 2 corpora

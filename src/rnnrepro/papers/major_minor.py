@@ -1,6 +1,9 @@
 """major_minor: the Major-Minor LSTM on AWD-LSTM-MoS: Tables II, III (PTB and WikiText-2 at
 each stage) and VII (WikiText-103), and the configurations of Tables IV and V."""
 
+from collections.abc import Callable
+
+from rnnrepro import config as cfg
 from rnnrepro.papers.base import Ordering, Output, Runs
 
 MODELS = ("awd_lstm", "awd_lstm_mos_minus", "awd_lstm_mos", "awd_mmlstm_mos")
@@ -200,23 +203,22 @@ def swept(model: str, layers: tuple[int, ...], sizes: tuple[int, ...] = (), frac
     )
 
 
-FIG3 = Runs(
-    "major_minor",
-    models=(
-        "awd_lstm",
-        "awd_lstm_mos",
-        *swept("awd_lstm", (1, 2), SIZES),
-        *swept("awd_lstm_mos", (1, 2), SIZES),
-    ),
-)
-FIG4 = Runs(
-    "major_minor",
-    models=(
-        "awd_lstm",
-        "awd_lstm_mos",
-        *swept("awd_lstm", (1, 2), fractions=FRACTIONS),
-        *swept("awd_lstm_mos", (1, 2, 3), fractions=FRACTIONS),
-    ),
+def sweep(*points: str) -> Callable[[dict], list[cfg.Run]]:
+    """The runs of a size sweep: its ``points`` and the standard models (their size c), or
+    none when the config has no point of it (a standard alone is no sweep)."""
+    chosen = Runs("major_minor", models=(*STANDARD_SIZES, *points))
+
+    def select(config: dict) -> list[cfg.Run]:
+        runs = chosen.select(config)
+        return runs if any(run.model not in STANDARD_SIZES for run in runs) else []
+
+    return select
+
+
+FIG3 = sweep(*swept("awd_lstm", (1, 2), SIZES), *swept("awd_lstm_mos", (1, 2), SIZES))
+FIG4 = sweep(
+    *swept("awd_lstm", (1, 2), fractions=FRACTIONS),
+    *swept("awd_lstm_mos", (1, 2, 3), fractions=FRACTIONS),
 )
 MASKING_LABELS = {
     "awd_lstm_mos": "LM",
