@@ -47,4 +47,5 @@ for group in papers.groups():
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/translation.smk"
 include: "workflow/rules/report.smk"

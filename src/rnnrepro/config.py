@@ -42,9 +42,16 @@ STREAM_CORPORA = {"wikitext2": "wikitext2", "wikitext103": "wikitext103", "ptb_s
 # Recurrent sizes a scale's text ``width`` multiplies (each entry of a list); a model with
 # ``layer_sizes`` (awd_lstm) has its embedding scaled too, as its decoder is tied to it.
 WIDTH_KEYS = ("hidden_size", "inner_size", "layer_sizes")
-# The one list of each: architectures are the model registry's names, families Dyck + text.
+# Parallel corpora (major_minor §V-D4): the evaluated test sets after the validation set, in the
+# paper's order; at a scale whose ``translation.stand_in`` is set every split is generated
+# (``rnnrepro.data.parallel``) and no run reads the corpus.
+TRANSLATION_FAMILIES = {
+    "wmt14_de_en": {"val": "newstest2013", "tests": ("newstest2015", "newstest2016")},
+}
+# The one list of each: architectures are the model registry's names, families Dyck + text +
+# translation.
 ARCHITECTURES = architecture_names()
-FAMILIES = ("dyck", *TEXT_FAMILIES)
+FAMILIES = ("dyck", *TEXT_FAMILIES, *TRANSLATION_FAMILIES)
 
 
 class ConfigError(ValueError):
@@ -205,12 +212,16 @@ def _capped(settings: dict, caps: dict, keys: tuple[str, ...]) -> dict:
     return out
 
 
-def training_caps(config: dict, experiment: str) -> dict:
+def training_caps(config: dict, experiment: str, model: str | None = None) -> dict:
     """The selected scale's caps on an experiment's runs: ``max_epochs`` (the scale's, or the
     experiment's own ``scales.<scale>``), ``max_batches`` and ``max_eval_tokens`` (the
-    experiment's)."""
+    experiment's); a model's own ``scales.<scale>`` replaces the experiment's (the translation
+    models of major_minor, whose sentence pairs are not its language models' streams)."""
     caps = {k: v for k, v in scale_settings(config).items() if k == "max_epochs"}
-    own = config["experiments"].get(experiment, {}).get("scales", {}).get(config["scale"], {})
+    entry = config["experiments"].get(experiment, {})
+    own = entry.get("scales", {}).get(config["scale"], {})
+    if model is not None and "scales" in entry["models"][model]:
+        own = entry["models"][model]["scales"].get(config["scale"], {})
     return {**caps, **own}
 
 
@@ -225,6 +236,14 @@ def text_settings(config: dict) -> dict:
         "syneval_pairs": text.get("syneval_pairs"),
         "agreement_items": text.get("agreement_items"),
     }
+
+
+def translation_settings(config: dict) -> dict:
+    """The selected scale's translation settings: ``translation`` with the scale's
+    replacements (``scales.<scale>.translation``); ``stand_in`` is None where the runs read the
+    corpus itself."""
+    own = scale_settings(config).get("translation", {})
+    return {"stand_in": None, **config["translation"], **own}
 
 
 def dataset_names(config: dict, family_name: str) -> list[str]:
@@ -499,9 +518,12 @@ def _solve(architecture: str, fam: str, settings: dict, hparams: dict) -> dict:
 
 def task_kind(fam: str) -> str:
     """What a run of this dataset family trains on (``rnnrepro.tasks.TASKS``): "dyck",
-    "stream" (one token stream in BPTT windows) or "sentences" (one sequence per line)."""
+    "stream" (one token stream in BPTT windows), "sentences" (one sequence per line) or
+    "translation" (sentence pairs, ``rnnrepro.translation_task``)."""
     if fam == "dyck":
         return "dyck"
+    if fam in TRANSLATION_FAMILIES:
+        return "translation"
     return "stream" if TEXT_FAMILIES[fam]["framing"] == "stream" else "sentences"
 
 
@@ -547,6 +569,8 @@ def run_config(
         out["text"] = {k: TEXT_FAMILIES[fam][k] for k in ("framing", "metric")}
         if fam == "ptb_char_cut":
             out["text"]["cutoff"] = names.parse(dataset).cutoff
+    if fam in TRANSLATION_FAMILIES:
+        out.update(_translation(config, hparams))
     procedure = per_dataset(entry, "training", fam)
     if stage == "finetune":
         procedure = per_dataset(entry, "finetune", fam)
@@ -556,7 +580,7 @@ def run_config(
         sampled = trial_settings(config, experiment, dataset, model, trial)
         training.update(sampled)
         out["trial"] = {"index": trial, **sampled}
-    training = _capped(training, training_caps(config, experiment), CAPS)
+    training = _capped(training, training_caps(config, experiment, model), CAPS)
     out["hparams"] = hparams
     out["training"] = training
     if fam == "dyck":
@@ -566,6 +590,28 @@ def run_config(
             "wcpa_min_events": config["dyck"]["wcpa_min_events"],
         }
         out["reading"] = config["dyck"]["reading"]
+    return out
+
+
+# What defines a translation run's data and schedule (``translation`` in config.yaml); the beam
+# and the decoding length are the translate rule's, so that changing them retrains nothing.
+TRANSLATION_RUN_KEYS = ("vocab_size", "max_length", "max_steps", "halve_from", "halvings")
+
+
+def _translation(config: dict, hparams: dict) -> dict:
+    """A translation run's ``translation`` section (its corpus, or the stand-in it reads
+    instead) and ``width`` (its sizes scaled in ``hparams`` in place, embedding included)."""
+    settings = translation_settings(config)
+    out = {"translation": {k: settings[k] for k in TRANSLATION_RUN_KEYS}}
+    out["translation"]["corpus"] = "stand_in" if settings["stand_in"] else "wmt"
+    if settings["stand_in"]:
+        out["translation"]["stand_in"] = settings["stand_in"]
+    width = settings.get("width", 1.0)
+    if width != 1.0:
+        for key in ("embedding_dim", "layer_sizes"):
+            if key in hparams:
+                hparams[key] = _scaled(hparams[key], width)
+        out["width"] = width
     return out
 
 

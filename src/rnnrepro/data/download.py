@@ -348,8 +348,12 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def archive_path(url: str, downloads_dir: str | os.PathLike) -> Path:
-    """Where the archive at ``url`` is cached under the downloads directory."""
-    return Path(downloads_dir) / ARCHIVE_DIR / Path(urlsplit(url).path).name
+    """Where the archive at ``url`` is cached under the downloads directory: named after its
+    directory and file (``wmt15-test.tgz``; WMT's test sets of two years are both ``test.tgz``).
+    """
+    path = Path(urlsplit(url).path)
+    name = f"{path.parent.name}-{path.name}" if path.parent.name else path.name
+    return Path(downloads_dir) / ARCHIVE_DIR / name
 
 
 def _cached_archive(url: str, sha256: str | None, downloads_dir: Path, opts: dict) -> Path:

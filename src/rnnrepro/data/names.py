@@ -9,6 +9,8 @@ A family (``experiments.<name>.datasets`` in config.yaml) expands to dataset nam
 - ``ptb_lines_unigram``  -> ``ptb_lines_unigram_fold<k>`` for every fold k (general_second_order)
 - ``ptb_lines_bigram``   -> ``ptb_lines_bigram_fold<k>``
 - ``wikitext2``, ``wikitext103``, ``ptb_stream`` (a corpus as one token stream), ``linzen``
+- ``wmt14_de_en``        -> ``wmt14_de_en`` (sentence pairs; at the reduced scales a generated
+                            stand-in, ``rnnrepro.data.parallel``)
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 STREAMS = ("wikitext2", "wikitext103", "ptb_stream", "linzen")
+TRANSLATIONS = ("wmt14_de_en",)  # parallel corpora: source and target sentence pairs
 _NAME = re.compile(
     r"^(?:(?P<dyck>dyck)_m(?P<m>\d+)|(?P<cut>ptb_char_cut)(?P<cutoff>\d+)"
     r"|(?P<lines>ptb_lines_(?P<tokenization>unigram|bigram))_fold(?P<fold>\d+)"
-    r"|(?P<ptb>ptb_char|ptb_word)|(?P<stream>" + "|".join(STREAMS) + "))$"
+    r"|(?P<ptb>ptb_char|ptb_word)|(?P<stream>" + "|".join(STREAMS) + ")"
+    r"|(?P<pairs>" + "|".join(TRANSLATIONS) + "))$"
 )
 # A wildcard constraint per family (``pattern``).
 _PATTERNS = {
@@ -30,7 +34,11 @@ _PATTERNS = {
     "ptb_lines_unigram": r"ptb_lines_unigram_fold\d+",
     "ptb_lines_bigram": r"ptb_lines_bigram_fold\d+",
 }
-TITLES = {"wikitext2": "WikiText-2", "wikitext103": "WikiText-103"}
+TITLES = {
+    "wikitext2": "WikiText-2",
+    "wikitext103": "WikiText-103",
+    "wmt14_de_en": "WMT'14 German→English",
+}
 
 
 @dataclass(frozen=True)
@@ -70,7 +78,7 @@ def parse(name: str) -> Dataset:
     match = _NAME.match(name)
     if not match:
         raise ValueError(f"unknown dataset name {name!r}")
-    family = next(match[g] for g in ("dyck", "cut", "lines", "ptb", "stream") if match[g])
+    family = next(match[g] for g in ("dyck", "cut", "lines", "ptb", "stream", "pairs") if match[g])
     number = {key: int(match[key]) if match[key] else None for key in ("m", "cutoff", "fold")}
     return Dataset(name, family, **number)
 

@@ -1,5 +1,9 @@
 """Parallel text for translation (major_minor §V-D4): the generated stand-in corpus of the
-reduced scales, a joint subword vocabulary (sentencepiece in BPE mode) and BLEU (sacrebleu).
+reduced scales, WMT's SGML test sets, a joint subword vocabulary (sentencepiece in BPE mode),
+the prepared pair files and BLEU (sacrebleu; Moses tokenization by sacremoses).
+
+A prepared split is a TSV file of BPE pieces, ``source pieces<TAB>target pieces`` a line; a
+test set also has ``<name>.ref``, its raw reference sentences for BLEU.
 
 The stand-in: source sentences of words ``s<i>`` drawn with Zipf frequencies; the target is a
 deterministic function of the source, each word mapped to ``t<π(i)>`` (a fixed permutation) and
@@ -9,7 +13,9 @@ every block of three words reversed (local reordering). A model that attends lea
 
 from __future__ import annotations
 
+import html
 import random
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -60,24 +66,73 @@ def train_bpe(texts: Iterable[str], model_prefix: str | Path, vocab_size: int) -
         character_coverage=1.0,
         num_threads=1,
         shuffle_input_sentence=False,
+        hard_vocab_limit=False,  # a tiny corpus (the smoke scale's) may have fewer pieces
         minloglevel=2,
         **SPECIAL_IDS,
     )
     return Path(f"{model_prefix}.model")
 
 
-def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> dict:
+_SEGMENT = re.compile(r"<seg[^>]*>(.*)</seg>")
+
+
+def read_sgm(path: str | Path) -> list[str]:
+    """The segments of a WMT SGML file, in order, XML entities unescaped."""
+    with open(path, encoding="utf-8") as f:
+        return [html.unescape(m[1]).strip() for line in f if (m := _SEGMENT.search(line))]
+
+
+def moses_tokenized(lines: Sequence[str], lang: str) -> list[str]:
+    """``lines`` as the Moses tokenizer (sacremoses, no escaping) splits them."""
+    from sacremoses import MosesTokenizer
+
+    tokenizer = MosesTokenizer(lang=lang)
+    return [tokenizer.tokenize(line, escape=False, return_str=True) for line in lines]
+
+
+def bleu(hypotheses: Sequence[str], references: Sequence[str], lang: str = "en") -> dict:
     """Corpus BLEU of detokenized ``hypotheses`` against one reference each: sacrebleu's
     default (13a tokenization) with its signature, and the tokenized BLEU of the papers' era
-    (the text as it is, no further tokenization, as multi-bleu.perl scored it)."""
+    (both sides Moses-tokenized, then scored as they are, as multi-bleu.perl did)."""
     from sacrebleu.metrics import BLEU
 
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses for {len(references)} references")
     detok, tokenized = BLEU(), BLEU(tokenize="none")
+    hyp_tok, ref_tok = moses_tokenized(hypotheses, lang), moses_tokenized(references, lang)
     return {
         "bleu": detok.corpus_score(list(hypotheses), [list(references)]).score,
         "signature": str(detok.get_signature()),
-        "bleu_tokenized": tokenized.corpus_score(list(hypotheses), [list(references)]).score,
-        "signature_tokenized": str(tokenized.get_signature()),
+        "bleu_tokenized": tokenized.corpus_score(hyp_tok, [ref_tok]).score,
+        "signature_tokenized": f"moses-{lang}+" + str(tokenized.get_signature()),
     }
+
+
+def read_pairs(path: str | Path, index: dict[str, int]) -> list[tuple[list[int], list[int]]]:
+    """The (source ids, target ids) of a prepared TSV split; ValueError naming the file and
+    line of a malformed line or a piece outside the vocabulary."""
+    pairs = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            sides = line.rstrip("\n").split("\t")
+            if len(sides) != 2:
+                raise ValueError(f"{path}, line {number}: {len(sides)} columns, not 2")
+            try:
+                pairs.append(tuple([index[p] for p in side.split()] for side in sides))
+            except KeyError as error:
+                raise ValueError(
+                    f"{path}, line {number}: piece {error.args[0]!r} is not in the vocabulary"
+                ) from None
+    return pairs
+
+
+def write_pairs(path: str | Path, pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> int:
+    """Write (source pieces, target pieces) as a TSV split, atomically; the pairs written."""
+    from rnnrepro.fileio import atomic_open
+
+    count = 0
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        for source, target in pairs:
+            f.write(f"{' '.join(source)}\t{' '.join(target)}\n")
+            count += 1
+    return count

@@ -224,6 +224,60 @@ def _gulordava() -> list[Source]:
     ]
 
 
+_STATMT = "http://www.statmt.org"
+# WMT'14 English-German as Luong et al. (2015) trained on it (4.5M pairs: Europarl v7, Common
+# Crawl, News Commentary v9), newstest2013 for validation, and the German-English test sets of
+# WMT'15 and WMT'16 (SGML, the source German, the reference English). Member paths are assumed
+# (a unique base-name match is accepted, ``download._find_member``); no checksums are
+# published: the first download's are recorded.
+WMT_FILES: dict[str, tuple[str, str]] = {
+    "europarl.de": (
+        f"{_STATMT}/wmt13/training-parallel-europarl-v7.tgz",
+        "training/europarl-v7.de-en.de",
+    ),
+    "europarl.en": (
+        f"{_STATMT}/wmt13/training-parallel-europarl-v7.tgz",
+        "training/europarl-v7.de-en.en",
+    ),
+    "commoncrawl.de": (
+        f"{_STATMT}/wmt13/training-parallel-commoncrawl.tgz",
+        "commoncrawl.de-en.de",
+    ),
+    "commoncrawl.en": (
+        f"{_STATMT}/wmt13/training-parallel-commoncrawl.tgz",
+        "commoncrawl.de-en.en",
+    ),
+    "news_commentary.de": (
+        f"{_STATMT}/wmt14/training-parallel-nc-v9.tgz",
+        "training/news-commentary-v9.de-en.de",
+    ),
+    "news_commentary.en": (
+        f"{_STATMT}/wmt14/training-parallel-nc-v9.tgz",
+        "training/news-commentary-v9.de-en.en",
+    ),
+    "newstest2013.de": (f"{_STATMT}/wmt14/dev.tgz", "dev/newstest2013.de"),
+    "newstest2013.en": (f"{_STATMT}/wmt14/dev.tgz", "dev/newstest2013.en"),
+    "newstest2015.de.sgm": (f"{_STATMT}/wmt15/test.tgz", "test/newstest2015-deen-src.de.sgm"),
+    "newstest2015.en.sgm": (f"{_STATMT}/wmt15/test.tgz", "test/newstest2015-deen-ref.en.sgm"),
+    "newstest2016.de.sgm": (
+        "http://data.statmt.org/wmt16/translation-task/test.tgz",
+        "test/newstest2016-deen-src.de.sgm",
+    ),
+    "newstest2016.en.sgm": (
+        "http://data.statmt.org/wmt16/translation-task/test.tgz",
+        "test/newstest2016-deen-ref.en.sgm",
+    ),
+}
+WMT_TRAINING = ("europarl", "commoncrawl", "news_commentary")
+
+
+def _wmt14_de_en() -> list[Source]:
+    return [
+        Source("wmt14_de_en", name, None, f"wmt14-de-en/{name}", url, member=member)
+        for name, (url, member) in WMT_FILES.items()
+    ]
+
+
 def _build() -> dict[str, dict[str, Source]]:
     registry: dict[str, dict[str, Source]] = {}
     for group in (
@@ -235,6 +289,7 @@ def _build() -> dict[str, dict[str, Source]]:
         _linzen_full,
         _syneval,
         _gulordava,
+        _wmt14_de_en,
     ):
         for src in group():
             registry.setdefault(src.corpus, {})[src.name] = src

@@ -1,4 +1,6 @@
-"""Decoding a ``models.seq2seq.LuongNMT``: greedy and beam search, one source sentence at a time.
+"""Scoring and decoding a ``models.seq2seq.LuongNMT``: padded batches of sentence pairs, the
+per-token loss of a set of pairs (perplexity), and greedy and beam search, one source sentence
+at a time.
 
 A hypothesis ends at ``eos`` or after ``max_length`` target tokens; its score is the sum of its
 tokens' log-probabilities, without length normalisation (Luong et al. give none) [A]. Beam search
@@ -9,10 +11,75 @@ is greedy decoding.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
-from rnnrepro.models.seq2seq import LuongNMT
+from rnnrepro.models.seq2seq import PAD, LuongNMT
+
+Pair = tuple[Sequence[int], Sequence[int]]
+
+
+class PairBatch(NamedTuple):
+    """Padded (PAD = 0) time-major tensors: the source [S, B] and its lengths [B], the target's
+    inputs (bos y_1..y_n) and outputs (y_1..y_n eos) [T, B]."""
+
+    src: Tensor
+    src_lengths: Tensor
+    tgt_in: Tensor
+    tgt_out: Tensor
+
+    @property
+    def tokens(self) -> int:
+        return int(self.tgt_out.ne(PAD).sum())
+
+
+def pair_batch(pairs: Sequence[Pair], bos: int, eos: int, device: torch.device) -> PairBatch:
+    """The padded batch of ``pairs`` (source ids, target ids)."""
+    S = max(len(src) for src, _ in pairs)
+    T = max(len(tgt) for _, tgt in pairs) + 1
+    src = torch.full((S, len(pairs)), PAD, dtype=torch.long)
+    tgt_in = torch.full((T, len(pairs)), PAD, dtype=torch.long)
+    tgt_out = torch.full((T, len(pairs)), PAD, dtype=torch.long)
+    for b, (source, target) in enumerate(pairs):
+        src[: len(source), b] = torch.tensor(source, dtype=torch.long)
+        tgt_in[: len(target) + 1, b] = torch.tensor([bos, *target], dtype=torch.long)
+        tgt_out[: len(target) + 1, b] = torch.tensor([*target, eos], dtype=torch.long)
+    lengths = torch.tensor([len(source) for source, _ in pairs])
+    return PairBatch(src.to(device), lengths, tgt_in.to(device), tgt_out.to(device))
+
+
+def batch_nll(model: LuongNMT, batch: PairBatch) -> Tensor:
+    """The summed negative log-likelihood of the batch's targets (eos included) under
+    teacher forcing."""
+    log_probs = model(batch.src, batch.src_lengths, batch.tgt_in)
+    return F.nll_loss(
+        log_probs.view(-1, log_probs.size(-1)),
+        batch.tgt_out.view(-1),
+        ignore_index=PAD,
+        reduction="sum",
+    )
+
+
+@torch.no_grad()
+def corpus_loss(
+    model: LuongNMT, pairs: Sequence[Pair], batch_size: int, bos: int, eos: int, device
+) -> dict:
+    """Mean NLL per target token (eos included) of ``pairs`` and its perplexity, in batches
+    of sentences of similar source length (the order changes no number beyond rounding)."""
+    model.eval()
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))
+    total, tokens = 0.0, 0
+    for start in range(0, len(order), batch_size):
+        batch = pair_batch([pairs[i] for i in order[start : start + batch_size]], bos, eos, device)
+        total += float(batch_nll(model, batch))
+        tokens += batch.tokens
+    loss = total / max(tokens, 1)
+    return {"loss": loss, "ppl": math.exp(loss), "tokens": tokens, "sentences": len(pairs)}
 
 
 def _select(state: list, index: Tensor) -> list:

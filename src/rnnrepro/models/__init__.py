@@ -28,6 +28,9 @@ AWD-LSTM's names: ``dropoute`` embedding rows, ``dropouti`` input, ``dropouth`` 
                       major_minor), minor_input="embedding", experts=0 (mixture of softmaxes),
                       dropout, dropouth, dropouti, dropoute, dropoutl, weight_drop,
                       tie_weights=True (AWD-LSTM, AWD-LSTM-MoS, AWD-MMLSTM-MoS)
+- ``luong_nmt``       embedding_dim, layer_sizes, major_proportions=None, dropout, init_range
+                      (major_minor's translation model: an encoder-decoder, not a language
+                      model; ``rnnrepro.translation_task`` trains it)
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "mi_rnn": ("second_order", "MIRNNLM"),
     "memory_lstm": ("memory", "MemoryLSTMLM"),
     "awd_lstm": ("awd", "AWDLSTMLM"),
+    "luong_nmt": ("seq2seq", "LuongNMT"),
 }
 
 MODEL_NAMES = tuple(REGISTRY)

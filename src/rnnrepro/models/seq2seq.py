@@ -71,6 +71,14 @@ class LuongNMT(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    def recurrent_parameters(self) -> int:
+        """The parameters of the encoder's and decoder's recurrent layers."""
+        layers = [*self.encoder, *self.decoder]
+        return sum(p.numel() for layer in layers for p in layer.parameters())
+
+    def set_epoch(self, epoch: int) -> None:
+        """The training loop's per-epoch hook (no schedule of the model's own here)."""
+
     def _drop(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.dropout, self.training)
 
