@@ -85,6 +85,7 @@ def fixture_mirror(root: Path, extra_words: tuple[str, ...] = ()) -> tuple[Path,
 SIGNALLING_TRAIN = """
 import os, sys
 import rnnrepro.scripts.train as script
+import rnnrepro.translation_task  # the translation kind, as scripts/train_translation.py adds it
 
 signum, epoch, batch = map(int, sys.argv[1:4])
 make_task = script.make_task
@@ -109,13 +110,16 @@ sys.exit(script.main(sys.argv[4:]))
 """
 
 
+TRAIN_ENTRIES = ("rnnrepro.scripts.train", "rnnrepro.scripts.train_translation")
+
+
 def train_signalled(cmd: list[str], signum: int, epoch: int, batch: int) -> int:
     """Run the training command ``cmd`` (``python -m rnnrepro.scripts.train ...``) so that the
     process receives ``signum`` as it takes batch ``batch`` of epoch ``epoch`` (both from 0);
     return its exit code. A signal sent by a test when a file appears lands wherever the run
     happens to be on a loaded machine (at an epoch's end, or mid-epoch); this one lands where
     the test says."""
-    assert cmd[1:3] == ["-m", "rnnrepro.scripts.train"], cmd[:3]
+    assert cmd[1] == "-m" and cmd[2] in TRAIN_ENTRIES, cmd[:3]
     args = [str(signum), str(epoch), str(batch), *cmd[3:]]
     return subprocess.run([cmd[0], "-c", SIGNALLING_TRAIN, *args], capture_output=True).returncode
 

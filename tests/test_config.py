@@ -189,7 +189,7 @@ def test_scale_datasets_thin_a_models_datasets_at_a_scale():
     for scale in ("paper", "cpu", "smoke"):
         config["scale"] = scale
         counts[scale] = len(cfg.runs(config, "major_minor"))
-    assert counts == {"paper": 111, "cpu": 62, "smoke": 19}
+    assert counts == {"paper": 113, "cpu": 64, "smoke": 21}  # 2 translation runs at each
     config["scale"] = "cpu"
     sweep = {r.dataset for r in cfg.runs(config, "major_minor", "awd_lstm_layer1_200")}
     assert sweep == {"ptb_stream"}  # WikiText-2 too at paper scale
@@ -200,6 +200,34 @@ def test_scale_datasets_thin_a_models_datasets_at_a_scale():
         cfg.check(config)
     entry["scale_datasets"] = {"cpu": ["wikitext103"]}
     with pytest.raises(cfg.ConfigError, match="'wikitext103' is not a dataset of the model"):
+        cfg.check(config)
+
+
+def test_translation_runs_read_the_stand_in_at_reduced_scales_with_their_own_caps():
+    config = base_config()
+    paper = cfg.run_config(config, "major_minor", "wmt14_de_en", "nmt_mmlstm")
+    assert paper["task"] == "translation" and paper["translation"]["corpus"] == "wmt"
+    assert paper["hparams"]["layer_sizes"] == [1070] * 4 and "width" not in paper
+    assert "beam_width" not in paper["translation"]  # the translate rule's: no retraining
+    config["scale"] = "cpu"
+    cpu = cfg.run_config(config, "major_minor", "wmt14_de_en", "nmt_mmlstm")
+    assert cpu["translation"]["corpus"] == "stand_in" and cpu["translation"]["stand_in"]
+    assert cpu["hparams"]["layer_sizes"] == [137] * 4 and cpu["hparams"]["embedding_dim"] == 128
+    # the model's own (empty) caps replace major_minor's 3 epochs x 8 batches
+    assert cpu["training"]["max_epochs"] == 10 and "max_batches" not in cpu["training"]
+    lm = cfg.run_config(config, "major_minor", "ptb_stream", "awd_mmlstm_mos")
+    assert lm["training"]["max_batches"] == 8 and lm["training"]["max_epochs"] == 3
+
+
+def test_translation_models_and_language_models_keep_to_their_data():
+    config = base_config()
+    models = config["experiments"]["major_minor"]["models"]
+    models["nmt_lstm"]["datasets"] = ["ptb_stream", "wmt14_de_en"]
+    with pytest.raises(cfg.ConfigError, match=r"nmt_lstm\.datasets': 'luong_nmt' is a translat"):
+        cfg.check(config)
+    config = base_config()
+    config["experiments"]["major_minor"]["models"]["awd_lstm"]["datasets"] = ["wmt14_de_en"]
+    with pytest.raises(cfg.ConfigError, match="'awd_lstm' is a language model and cannot"):
         cfg.check(config)
 
 
@@ -221,13 +249,13 @@ def test_runs_cover_every_experiment_model_dataset_and_seed():
     # 2 corpora x 1 seed x 10 search trials; major_minor: 4 models x 2 corpora + 2 WikiText-103
     # models, 1 seed (fine-tuning is a stage of a run, not a run), and its studies: Figs. 3-4's
     # 24 AWD-LSTM sweep points x 2 corpora and 30 MoS ones on PTB, Fig. 5's 3 models, MMLM-2,
-    # Table IX's 6 ratios and Table X's 3 ablations x 2 corpora
+    # Table IX's 6 ratios and Table X's 3 ablations x 2 corpora; Table XII's 2 translation models
     expected = {
         "second_order_lstm": 27 + 9,
         "multi_matrix": 63 + 30 + 18 + 36,
         "general_second_order": 130,
         "memory": 200,
-        "major_minor": 8 + 2 + 48 + 30 + 3 + 2 + 12 + 6,
+        "major_minor": 8 + 2 + 48 + 30 + 3 + 2 + 12 + 6 + 2,
     }
     for experiment, count in expected.items():
         assert len(cfg.runs(config, experiment)) == count, experiment
@@ -362,7 +390,8 @@ def test_families_and_architectures_have_one_source():
     from rnnrepro.models import MODEL_NAMES
 
     assert cfg.ARCHITECTURES == MODEL_NAMES
-    assert set(cfg.FAMILIES) == {"dyck", *cfg.TEXT_FAMILIES}
+    assert set(cfg.FAMILIES) == {"dyck", *cfg.TEXT_FAMILIES, *cfg.TRANSLATION_FAMILIES}
+    assert set(cfg.TRANSLATION_ARCHITECTURES) <= set(MODEL_NAMES)
 
 
 def test_random_search_trials_are_seeded_jobs_within_their_ranges():

@@ -54,7 +54,13 @@ MODELS = {
         "awd_lstm",
         {"embedding_dim": E, "layer_sizes": [H, E], "major_proportions": [0.5, 0.5], "experts": 3},
     ),
+    "luong_nmt": ("luong_nmt", {"embedding_dim": E, "layer_sizes": [H, H]}),
+    "luong_nmt_mm": (
+        "luong_nmt",
+        {"embedding_dim": E, "layer_sizes": [H, H], "major_proportions": [0.75, 0.5]},
+    ),
 }
+SOURCE_LENGTHS = [7, 5, 6, 3]  # an encoder-decoder's padded source batch
 
 
 def test_every_registered_architecture_is_covered():
@@ -69,7 +75,14 @@ def outputs_and_gradients(name: str, device: str, dtype: torch.dtype) -> list[to
     model.to(device)
     gen = torch.Generator().manual_seed(1)
     tokens = torch.randint(1, len(VOCAB), (12, 4), generator=gen)
-    logits, state = model(tokens.to(device))
+    if architecture == "luong_nmt":  # an encoder-decoder: padded source, lengths, target
+        src = tokens[:7].clone()
+        for b, n in enumerate(SOURCE_LENGTHS):
+            src[n:, b] = 0
+        lengths = torch.tensor(SOURCE_LENGTHS)
+        logits, state = model(src.to(device), lengths, tokens.to(device)), ()
+    else:
+        logits, state = model(tokens.to(device))
     weights = torch.randn(
         logits.shape, dtype=logits.dtype, generator=torch.Generator().manual_seed(2)
     )

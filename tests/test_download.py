@@ -613,7 +613,7 @@ def test_syneval_fetch_method(server, tmp_path, toy):
 def test_registry_names():
     assert sources.corpora() == [
         "ptb", "ptb_char", "wikitext2", "wikitext103", "linzen", "linzen_full", "syneval",
-        "gulordava",
+        "gulordava", "wmt14_de_en",
     ]  # fmt: skip
     for corpus in ("ptb", "ptb_char", "wikitext2", "wikitext103"):
         assert sources.files(corpus) == ["train.txt", "valid.txt", "test.txt"]
@@ -621,9 +621,14 @@ def test_registry_names():
     for corpus in sources.corpora():
         for name in sources.files(corpus):
             src = sources.get_source(corpus, name)
-            assert (src.sha256 is None) == (corpus in ("wikitext103", "linzen_full"))
+            assert (src.sha256 is None) == (corpus in ("wikitext103", "linzen_full", "wmt14_de_en"))
             assert src.url.startswith(("http://", "https://"))
     assert sources.get_source("wikitext2", "train.txt").archive_sha256.startswith("92675f1d")
+    # WMT's two test archives share a file name: each is cached under its own
+    wmt15, wmt16 = (
+        sources.get_source("wmt14_de_en", f"newstest20{y}.de.sgm").url for y in (15, 16)
+    )
+    assert download.archive_path(wmt15, "d") != download.archive_path(wmt16, "d")
     with pytest.raises(sources.UnknownSource, match="known"):
         sources.get_source("ptb", "training.txt")
 

@@ -48,6 +48,9 @@ WIDTH_KEYS = ("hidden_size", "inner_size", "layer_sizes")
 TRANSLATION_FAMILIES = {
     "wmt14_de_en": {"val": "newstest2013", "tests": ("newstest2015", "newstest2016")},
 }
+# The architectures that translate (an encoder-decoder): they train on the translation families
+# only, and those families only with them.
+TRANSLATION_ARCHITECTURES = ("luong_nmt",)
 # The one list of each: architectures are the model registry's names, families Dyck + text +
 # translation.
 ARCHITECTURES = architecture_names()
@@ -421,7 +424,13 @@ def _check_model(config: dict, exp_name: str, key: str, arch: str, model: dict) 
 
 def _check_family(key: str, arch: str, fam: str, model: dict) -> None:
     """A model's hyper-parameters on one dataset family: sizes given once, accepted by its
-    architecture, and a parameter budget that can be solved there."""
+    architecture, and a parameter budget that can be solved there; a translation model on
+    sentence pairs only, and a language model never on them."""
+    if (arch in TRANSLATION_ARCHITECTURES) != (fam in TRANSLATION_FAMILIES):
+        kind = "a translation model" if arch in TRANSLATION_ARCHITECTURES else "a language model"
+        raise ConfigError(
+            f"config key '{key}.datasets': {arch!r} is {kind} and cannot train on {fam!r}"
+        )
     hparams = {**model["hparams"], **model.get("dataset_hparams", {}).get(fam, {})}
     for stem in ("hidden_size", "stack_depth"):
         if stem in hparams and f"{stem}_per_m" in hparams:

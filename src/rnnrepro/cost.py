@@ -21,7 +21,12 @@ Model of one run's cost (kept free of torch imports):
   same experiment, model and stage on the same dataset family, else ``max_epochs`` for a
   procedure that never stops early (AWD-LSTM/MoS: the best of all epochs is kept), else
   ``expected_fraction`` × ``max_epochs``;
-- every training stage (fine-tuning too) is a job, costed with its own procedure.
+- every training stage (fine-tuning too) is a job, costed with its own procedure;
+- translation runs (``rnnrepro.translation_cost``): a measured epoch of the run in that CSV, or
+  one of another translation model of its experiment scaled by their counted FLOPs, else their
+  counted FLOPs ÷ a sustained FLOP rate (``FlopRate``: derived on the CPU from its measured
+  language models, assumed on a GPU); no rate, no estimate (left out). Their hours include the
+  jobs after training (test perplexities and beam search), which the other runs' do not.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from pathlib import Path
 
 from . import budget
 from . import config as cfg
+from . import translation_cost as tc
+from .translation_cost import FlopRate
 
 VAL_BATCH_SIZE = 64  # rnnrepro.evaluation.dyck.evaluate_dyck's default batch size
 VAL_COST = 1 / 3  # a forward-only token costs about a third of a forward + backward one
@@ -181,6 +188,9 @@ class RunCost:
     measured_seconds_per_epoch: float | None = None  # from the run's history.csv, if finished
     epoch_seconds: float | None = None  # text runs: benchmarks/epoch_times.py's measurement
     epoch_proxy: str | None = None  # the measured model whose epoch was scaled to this run's
+    flops: tc.TranslationFlops | None = None  # translation runs: their counted arithmetic
+    flop_rate: FlopRate | None = None  # translation runs: the FLOP/s their seconds come from
+    evaluation_seconds: float = 0.0  # translation runs: the jobs after training
 
     @property
     def seconds_per_epoch(self) -> float:
@@ -190,11 +200,11 @@ class RunCost:
 
     @property
     def upper_hours(self) -> float:
-        return self.max_epochs * self.seconds_per_epoch / 3600
+        return (self.max_epochs * self.seconds_per_epoch + self.evaluation_seconds) / 3600
 
     @property
     def expected_hours(self) -> float:
-        return self.expected_epochs * self.seconds_per_epoch / 3600
+        return (self.expected_epochs * self.seconds_per_epoch + self.evaluation_seconds) / 3600
 
 
 def run_cost(
@@ -205,8 +215,14 @@ def run_cost(
     basis: str,
     measured_seconds: float | None = None,
     epoch_times: dict[tuple[str, str, str], float] | None = None,
+    flop_rate: FlopRate | None = None,
 ) -> RunCost:
-    """Cost of one run given its expected number of epochs (text runs need ``epoch_times``)."""
+    """Cost of one run given its expected number of epochs (text runs need ``epoch_times``,
+    translation runs a measured epoch there or ``flop_rate``)."""
+    if cfg.family(run.dataset) in cfg.TRANSLATION_FAMILIES:
+        return translation_run_cost(
+            config, run, expected_epochs, basis, measured_seconds, epoch_times or {}, flop_rate
+        )
     settings = cfg.run_config(config, run.experiment, run.dataset, run.model, run.stage)
     max_epochs = settings["training"]["max_epochs"]
     measured_epoch = (epoch_times or {}).get(epoch_key(run.experiment, run.dataset, run.model))
@@ -250,17 +266,68 @@ def run_cost(
     )
 
 
+def translation_run_cost(
+    config: dict,
+    run: cfg.Run,
+    expected_epochs: float,
+    basis: str,
+    measured_seconds: float | None,
+    epoch_times: dict[tuple[str, str, str], float],
+    flop_rate: FlopRate | None,
+) -> RunCost:
+    """A translation run's cost from its counted FLOPs: at the rate of a measured translation
+    epoch on the device (its own, else another translation model's of its experiment), else
+    at ``flop_rate``; CostError without either."""
+    flops = tc.run_flops(config, run)
+    rate, proxy = flop_rate, None
+    family = cfg.family(run.dataset)
+    measured = sorted(
+        (model != run.model, model, seconds)
+        for (experiment, fam, model), seconds in epoch_times.items()
+        if (experiment, fam) == (run.experiment, family)
+        and model in config["experiments"][run.experiment]["models"]
+    )
+    if measured and paper_sized_translation(config):  # the measured epochs are paper-scale
+        _, model, seconds = measured[0]
+        other = tc.run_flops(config, replace(run, model=model, stage="train"))
+        rate = FlopRate(
+            other.epoch / seconds,
+            f"measured: {model}'s epoch of {seconds:,.0f} s",
+        )
+        proxy = None if model == run.model else model
+    if rate is None:
+        raise CostError(f"no measured epoch time nor FLOP rate for {run.path}")
+    return RunCost(
+        run=run,
+        architecture=cfg.architecture(config, run.experiment, run.model),
+        train_tokens=math.nan,
+        computed_tokens=math.nan,
+        tokens_per_s=math.nan,
+        max_epochs=flops.epochs,
+        expected_epochs=min(expected_epochs, flops.epochs),
+        epochs_basis=basis,
+        measured_seconds_per_epoch=measured_seconds,
+        epoch_seconds=flops.epoch / rate.flops_per_s,
+        epoch_proxy=proxy,
+        flops=flops,
+        flop_rate=rate,
+        evaluation_seconds=flops.evaluation / rate.flops_per_s,
+    )
+
+
 def estimate(
     config: dict,
     throughput: Throughput,
     runs_dir: str | Path | None = None,
     expected_fraction: float = DEFAULT_EXPECTED_FRACTION,
     epoch_times: dict[tuple[str, str, str], float] | None = None,
+    flop_rate: FlopRate | None = None,
 ) -> list[RunCost]:
     """Cost of every run of the config's scale; ``runs_dir`` holds finished runs (epochs).
 
     Text runs are included when ``epoch_times`` has their (experiment, family, model), or one
-    that ``scaled_epoch`` can scale to theirs.
+    that ``scaled_epoch`` can scale to theirs; translation runs when it has a translation
+    model's epoch or ``flop_rate`` is given.
     """
     cfg.check(config)
     epoch_times = epoch_times or {}
@@ -283,7 +350,9 @@ def estimate(
             epochs, basis = expected_fraction * training["max_epochs"], "fraction"
         measured = own.seconds_per_epoch if own else None
         try:
-            out.append(run_cost(config, run, throughput, epochs, basis, measured, epoch_times))
+            out.append(
+                run_cost(config, run, throughput, epochs, basis, measured, epoch_times, flop_rate)
+            )
         except CostError:
             if cfg.family(run.dataset) == "dyck":
                 raise
@@ -360,6 +429,12 @@ def paper_sized_dyck(config: dict) -> bool:
     return cfg.scale_settings(config)["dyck"] == paper
 
 
+def paper_sized_translation(config: dict) -> bool:
+    """Whether the config's scale trains the paper scale's translation runs (corpus, sizes)."""
+    paper = {**config, "scale": "paper"}
+    return cfg.translation_settings(config) == cfg.translation_settings(paper)
+
+
 def read_epoch_times(path: str | Path) -> dict[tuple[str, str, str], float]:
     """``epoch_key`` -> seconds per paper-scale epoch, from the CSV of
     ``benchmarks/epoch_times.py``."""
@@ -422,3 +497,56 @@ def summarise(costs: Iterable[RunCost]) -> list[Summary]:
         )
         for name, group in groups.items()
     ]
+
+
+@dataclass(frozen=True)
+class TranslationSummary:
+    """The translation runs among some costs: jobs, counted FLOPs and hours."""
+
+    jobs: int
+    flops: float  # every part of every run (rnnrepro.translation_cost.TranslationFlops.total)
+    hours: float  # at the runs' own rates (they never stop early: expected = upper bound)
+    rates: list[str]  # each rate used, formatted with its basis
+    step_flops: tuple[float, float]  # the smallest and largest training step
+    steps: list[int]
+
+    @property
+    def assumed_gpu_hours(self) -> float:
+        """The hours at ``tc.ASSUMED_GPU``'s rate."""
+        return self.flops / tc.ASSUMED_GPU.flops_per_s / 3600
+
+
+def translation_summary(costs: Iterable[RunCost]) -> TranslationSummary | None:
+    """What the translation runs among ``costs`` add (None without any)."""
+    mine = [c for c in costs if c.flops is not None]
+    if not mine:
+        return None
+    steps = sorted(c.flops.step for c in mine)
+    return TranslationSummary(
+        jobs=len(mine),
+        flops=math.fsum(c.flops.total for c in mine),
+        hours=math.fsum(c.upper_hours for c in mine),
+        rates=sorted({tc.format_rate(c.flop_rate) for c in mine}),
+        step_flops=(steps[0], steps[-1]),
+        steps=sorted({c.flops.steps for c in mine}),
+    )
+
+
+def translation_lines(costs: Iterable[RunCost]) -> list[str]:
+    """``translation_summary`` in words: jobs, counted FLOPs, hours at their rate and, where
+    that is no GPU's assumed one, GPU-hours at it."""
+    costs = list(costs)
+    summary = translation_summary(costs)
+    if summary is None:
+        return []
+    step = " to ".join(dict.fromkeys(tc.format_flops(f) for f in summary.step_flops))
+    lines = [
+        f"translation: {summary.jobs} job(s), {tc.format_flops(summary.flops)} counted "
+        f"(training steps of {step} × {', '.join(f'{n:,}' for n in summary.steps)}, "
+        f"validations, test perplexities, beam search); {tc.format_hours(summary.hours)} "
+        "device-hours at " + "; ".join(summary.rates)
+    ]
+    if any(c.flop_rate != tc.ASSUMED_GPU for c in costs if c.flops is not None):
+        gpu = tc.format_hours(summary.assumed_gpu_hours)
+        lines.append(f"  on a GPU: {gpu} GPU-hours at {tc.format_rate(tc.ASSUMED_GPU)}")
+    return lines

@@ -4,7 +4,8 @@
   or its source URL must answer, so that an offline run stops at once instead of after hours of
   training the jobs that need no corpus.
 - ``cost_summary``: the training jobs about to run and, at paper scale, the expected
-  device-hours from the measured cost model (``rnnrepro.cost``).
+  device-hours from the measured cost model (``rnnrepro.cost``; translation runs from their
+  counted FLOPs, with their GPU-hours at an assumed rate).
 
 Light imports only (no torch): this runs inside the Snakemake process.
 """
@@ -28,9 +29,12 @@ from rnnrepro.cost import (
     read_epoch_times,
     read_throughput,
     summarise,
+    translation_summary,
 )
 from rnnrepro.data.download import USER_AGENT, archive_path
 from rnnrepro.data.sources import Source, UnknownSource, apply_overrides, get_source
+from rnnrepro.resources import device_flop_rate
+from rnnrepro.translation_cost import ASSUMED_GPU, format_flops
 
 PROBE_TIMEOUT = 10.0  # seconds per URL; probes run in parallel
 GONE = (404, 410)  # answers that mean the file is not there (others: the server is reachable)
@@ -156,7 +160,8 @@ def cost_summary(
     try:
         throughput = read_throughput(bench / "cells.csv", None, "CPU, 1 thread")
         epoch_times = read_epoch_times(bench / "epoch_times.csv")
-        costs = estimate(config, throughput, runs_dir, DEFAULT_EXPECTED_FRACTION, epoch_times)
+        rate = device_flop_rate(bench, "cpu", epoch_times)  # translation runs: counted FLOPs
+        costs = estimate(config, throughput, runs_dir, DEFAULT_EXPECTED_FRACTION, epoch_times, rate)
     except (CostError, OSError, ValueError) as exc:
         return f"{head} (No cost estimate: {exc}.)"
     planned = set(runs)
@@ -174,6 +179,14 @@ def cost_summary(
                     f"  of which {group.experiment}: {group.jobs} job(s), "
                     f"{group.expected_hours:,.0f} device-hours"
                 )
+        translation = translation_summary(costs)
+        if translation:
+            lines.append(
+                f"  of which translation: {translation.jobs} job(s), "
+                f"{translation.hours:,.0f} device-hours ({format_flops(translation.flops)} "
+                f"counted; {translation.assumed_gpu_hours:,.0f} GPU-hours at an assumed "
+                f"{format_flops(ASSUMED_GPU.flops_per_s)}/s, docs/cost.md)"
+            )
     if len(costs) < len(runs):
         lines.append(f"{len(runs) - len(costs)} job(s) have no measured epoch time (not counted).")
     lines.append(

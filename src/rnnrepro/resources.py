@@ -7,7 +7,8 @@
   the measured tables of that device (``rnnrepro.cost``: ``epoch_times.csv`` for text runs, the
   Dyck token model over ``cells.csv``), clamped to [``min``, ``max``]; ``unmeasured`` where no
   measurement covers the run (every GPU run until ``benchmarks/gpu_check.py`` has written
-  ``benchmarks/results/gpu/``).
+  ``benchmarks/results/gpu/``). Translation runs are priced by their counted FLOPs
+  (``rnnrepro.translation_cost``): on a GPU at the assumed rate until one is measured.
 
 Light imports only (no torch): Snakemake calls this for every training job it plans.
 """
@@ -21,17 +22,33 @@ from pathlib import Path
 
 from . import config as cfg
 from .cost import CostError, Throughput, read_epoch_times, read_throughput, run_cost
+from .translation_cost import ASSUMED_GPU, FlopRate, derived_rate, format_rate
 
 # The measured tables of each device kind, under benchmarks/results/ of the repository.
 TABLES = {"cpu": Path("."), "gpu": Path("gpu")}
+# benchmarks/flops.py's count of the language models (device-independent), in benchmarks/results/
+FLOPS_TABLE = "major_minor_flops.csv"
 
 
 @dataclass(frozen=True)
 class Measurements:
-    """One device kind's measured throughput and paper-scale epoch times (either may be absent)."""
+    """One device kind's measured throughput and paper-scale epoch times (either may be absent)
+    and the FLOP rate of its translation runs."""
 
     throughput: Throughput | None
     epoch_times: dict[tuple[str, str, str], float]
+    flop_rate: FlopRate | None = None
+
+
+def device_flop_rate(
+    results_dir: str | Path, device: str, epoch_times: dict[tuple[str, str, str], float]
+) -> FlopRate | None:
+    """The FLOP rate translation runs are priced at on ``device`` when no translation epoch is
+    measured: a CPU's from its measured language models, a GPU's assumed (``ASSUMED_GPU``:
+    its language models run whole sequences in cuDNN, faster than a step-by-step decoder)."""
+    if device == "gpu":
+        return ASSUMED_GPU
+    return derived_rate(epoch_times, Path(results_dir) / FLOPS_TABLE)
 
 
 @cache
@@ -41,7 +58,7 @@ def measurements(results_dir: str, device: str) -> Measurements:
     cells, epochs = folder / "cells.csv", folder / "epoch_times.csv"
     throughput = read_throughput(cells, None, device) if cells.is_file() else None
     epoch_times = read_epoch_times(epochs) if epochs.is_file() else {}
-    return Measurements(throughput, epoch_times)
+    return Measurements(throughput, epoch_times, device_flop_rate(results_dir, device, epoch_times))
 
 
 @dataclass(frozen=True)
@@ -69,9 +86,21 @@ def run_resources(config: dict, run: cfg.Run, results_dir: str | Path) -> RunRes
     measured = measurements(str(results_dir), device)
     throughput = measured.throughput or Throughput({}, device, "no cells.csv")
     try:
-        cost = run_cost(config, run, throughput, math.inf, "max_epochs", None, measured.epoch_times)
+        cost = run_cost(
+            config,
+            run,
+            throughput,
+            math.inf,
+            "max_epochs",
+            None,
+            measured.epoch_times,
+            measured.flop_rate,
+        )
     except CostError:  # no throughput or epoch time of this run on its device
         return RunResources(gpu, limits["unmeasured"], f"not measured on a {device}")
     minutes = limits["margin"] * cost.max_epochs * cost.seconds_per_epoch / 60
     runtime = min(max(math.ceil(minutes), limits["min"]), limits["max"])
-    return RunResources(gpu, runtime, f"{cost.max_epochs} epochs of {cost.seconds_per_epoch:.0f} s")
+    basis = f"{cost.max_epochs} epochs of {cost.seconds_per_epoch:.0f} s"
+    if cost.flop_rate is not None:
+        basis += f", counted FLOPs at {format_rate(cost.flop_rate)}"
+    return RunResources(gpu, runtime, basis)

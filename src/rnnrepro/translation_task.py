@@ -58,6 +58,7 @@ class TranslationTask(Task):
         self.train, self.val = read_pairs(train, index), read_pairs(val, index)
         if not self.train:
             raise ValueError(f"{train}: no training pairs")
+        self._lengths = (self.train.lengths("source"), self.train.lengths("target"))
         settings = run["translation"]
         self.max_steps = settings["max_steps"]
         self.steps_per_epoch = math.ceil(self.max_steps / run["training"]["max_epochs"])
@@ -84,7 +85,7 @@ class TranslationTask(Task):
         for start in range(0, len(order), window):
             chunk = sorted(
                 order[start : start + window],
-                key=lambda i: (len(self.train[i][0]), len(self.train[i][1])),
+                key=lambda i: (self._lengths[0][i], self._lengths[1][i]),
             )
             batches += [chunk[k : k + size] for k in range(0, len(chunk), size)]
         rng.shuffle(batches)

@@ -45,6 +45,10 @@ wildcard_constraints:
     trialdir=r"(?:/trial\d+)?",
 
 
+# The rules that train a run (one job each, a checkpoint each).
+TRAINING_RULES = ("train", "finetune", "train_translation")
+
+
 def before_start():
     """Once every job is planned and before the first starts (not in dry runs, nor inside
     cluster jobs): stop at once if the checkpoint directory cannot be written or a planned
@@ -72,15 +76,13 @@ def before_start():
     if error:
         raise WorkflowError(error)
     # the rules that write checkpoints
-    if any(j.rule.name in ("train", "finetune", "dynamic_eval") for j in planned):
+    if any(j.rule.name in (*TRAINING_RULES, "dynamic_eval") for j in planned):
         error = preflight.check_writable(
             Path(config["checkpoint_dir"], config["scale"]), "checkpoint_dir"
         )
         if error:
             raise WorkflowError(error)
-    runs = [
-        run_of(j.wildcards) for j in planned if j.rule.name in ("train", "finetune")
-    ]
+    runs = [run_of(j.wildcards) for j in planned if j.rule.name in TRAINING_RULES]
     logger.info(preflight.cost_summary(config, runs, workflow.basedir))
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import random
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -108,22 +109,53 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str], lang: str = "en")
     }
 
 
-def read_pairs(path: str | Path, index: dict[str, int]) -> list[tuple[list[int], list[int]]]:
+class Pairs(Sequence):
+    """Sentence pairs as ids, stored flat (two int32 arrays and their offsets: WMT'14's 4.5M
+    pairs take ~1 GB, not the ~9 GB of Python lists); ``pairs[i]`` is (source ids, target ids)
+    as lists, ``lengths(side)`` the lengths of every pair's ``"source"`` or ``"target"``."""
+
+    def __init__(self, sources: array, targets: array, source_ends: array, target_ends: array):
+        self._data = {"source": sources, "target": targets}
+        self._ends = {"source": source_ends, "target": target_ends}
+
+    def __len__(self) -> int:
+        return len(self._ends["source"])
+
+    def _side(self, side: str, i: int) -> list[int]:
+        ends = self._ends[side]
+        return self._data[side][ends[i - 1] if i else 0 : ends[i]].tolist()
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return self._side("source", i), self._side("target", i)
+
+    def lengths(self, side: str) -> list[int]:
+        ends = self._ends[side]
+        return [end - (ends[i - 1] if i else 0) for i, end in enumerate(ends)]
+
+
+def read_pairs(path: str | Path, index: dict[str, int]) -> Pairs:
     """The (source ids, target ids) of a prepared TSV split; ValueError naming the file and
     line of a malformed line or a piece outside the vocabulary."""
-    pairs = []
+    data = {side: array("i") for side in ("source", "target")}
+    ends = {side: array("q") for side in ("source", "target")}
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             sides = line.rstrip("\n").split("\t")
             if len(sides) != 2:
                 raise ValueError(f"{path}, line {number}: {len(sides)} columns, not 2")
-            try:
-                pairs.append(tuple([index[p] for p in side.split()] for side in sides))
-            except KeyError as error:
-                raise ValueError(
-                    f"{path}, line {number}: piece {error.args[0]!r} is not in the vocabulary"
-                ) from None
-    return pairs
+            for side, text in zip(("source", "target"), sides, strict=True):
+                try:
+                    data[side].extend(index[p] for p in text.split())
+                except KeyError as error:
+                    raise ValueError(
+                        f"{path}, line {number}: piece {error.args[0]!r} is not in the vocabulary"
+                    ) from None
+                ends[side].append(len(data[side]))
+    return Pairs(data["source"], data["target"], ends["source"], ends["target"])
 
 
 def write_pairs(path: str | Path, pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> int:

@@ -23,7 +23,11 @@ class Maker:
 
 
 MAKERS = {
-    "compare": Maker("make_table", {"metrics.json": "metrics", "history.csv": "histories"}),
+    # a translation run's translation.json is its metrics.json with the test sets' BLEU
+    "compare": Maker(
+        "make_table",
+        {"metrics.json": "metrics", "translation.json": "metrics", "history.csv": "histories"},
+    ),
     "wcpa_claim": Maker("check_wcpa_claim", {"history.csv": "histories"}),
     "syneval": Maker("make_syneval_table", {"syneval.csv": "results"}),
     "config": Maker("make_config_table", {}),
@@ -86,7 +90,8 @@ class Output:
     ``name``: its file stem (results/tables/<name>.md, results/figures/<name>.png); ``maker``:
     a key of ``MAKERS``, and for a figure its ``kind`` (``reporting.figures.FIGURES``);
     ``runs``: a ``Runs`` or a function of the config giving the runs; ``files``: the per-run
-    files read; ``track``: whose scale reductions its notes state (``dyck`` or ``text``);
+    files read; ``track``: whose scale reductions its notes state (``dyck``, ``text`` or
+    ``translation``);
     ``labels``: its ``paper_numbers.csv`` table labels; ``families``: only the reference rows
     of these dataset families (as the selected scale expands them); ``stages``: every stage of
     each run and its dynamic evaluation; ``corpus``: the corpus whose downloaded files its title
@@ -94,8 +99,12 @@ class Output:
     ``model_labels``: model -> legend label; ``optional``: a target only when it has runs;
     ``groups``: further targets it belongs to (e.g. the ``dyck`` track); ``parts``: the other
     outputs its maker writes with it, by role; ``notes``: lines under a table's title (e.g. how
-    our corpus differs from the paper's); ``bpc_in_nats``: its BPC rows are also read as nats
-    per character, each reading with its verdict (a paper whose "BPC" may be either).
+    our corpus differs from the paper's); ``setting_notes``: lines under its title chosen by
+    what its runs resolved: a dotted setting of the run config (``translation.corpus``) -> each
+    value -> its line, stated for every value the runs read (a compare table reads them from
+    its files, a configuration table from config.yaml at the selected scale); ``bpc_in_nats``:
+    its BPC rows are also read as nats per character, each reading with its verdict (a paper
+    whose "BPC" may be either).
     """
 
     name: str
@@ -116,6 +125,9 @@ class Output:
     groups: tuple[str, ...] = ()
     parts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     notes: tuple[str, ...] = ()
+    setting_notes: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
     bpc_in_nats: bool = False
     paper: str = ""  # set by ``papers.catalogue``: the key of the catalogue declaring it
 
@@ -146,10 +158,12 @@ class Output:
 
 @dataclass(frozen=True)
 class Ordering:
-    """Every model of ``better`` has a lower ``metric`` than every model of ``worse``.
+    """Every model of ``better`` has a lower ``metric`` than every model of ``worse`` (a higher
+    one with ``higher_is_better``, e.g. BLEU).
 
     With ``better_than`` / ``worse_than`` (a second pair of groups) it is instead a claim on
-    gaps: ``mean(worse) - mean(better)`` exceeds ``mean(worse_than) - mean(better_than)``.
+    gaps: ``mean(worse) - mean(better)`` exceeds ``mean(worse_than) - mean(better_than)`` (each
+    gap the other way round with ``higher_is_better``).
 
     The rows compared are the table's rows of ``metric``; of ``dataset`` only, when it is set (a
     table of several datasets names one in each ordering; an ordering is not checked on a table
@@ -172,6 +186,7 @@ class Ordering:
     stage: str | None = None
     better_stage: str | None = None
     worse_stage: str | None = None
+    higher_is_better: bool = False
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -210,6 +225,8 @@ class Ordering:
     def margin(self, values: Mapping[tuple[str, str], float]) -> float:
         """How far the ordering holds on ``values`` ((model, stage) -> metric): positive when it
         does."""
+        if self.higher_is_better:  # a gap or a distance the other way round: negate the values
+            values = {row: -value for row, value in values.items()}
         better, worse, better_than, worse_than = self.groups
         if better_than:
             return _gap(values, better, worse) - _gap(values, better_than, worse_than)
@@ -217,14 +234,22 @@ class Ordering:
 
     def check(self) -> str:
         """The check in words, e.g. ``max(a, b) < min(c, d)``, after the dataset and the stage
-        it is checked on where it names them (``wikitext2, finetune: a < b``)."""
+        it is checked on where it names them (``wikitext2, finetune: a < b``); a higher-is-better
+        check reads the other way (``min(a, b) > c``) and says so."""
         better, worse, better_than, worse_than = (
             tuple(map(self.label, group)) for group in self.groups
         )
-        if better_than:
-            text = f"{_mean(worse)} − {_mean(better)} > {_mean(worse_than)} − {_mean(better_than)}"
+        if better_than:  # the gaps, each the larger value minus the smaller when it holds
+            gaps = ((worse, better), (worse_than, better_than))
+            if self.higher_is_better:
+                gaps = tuple((b, a) for a, b in gaps)
+            text = " > ".join(f"{_mean(a)} − {_mean(b)}" for a, b in gaps)
+        elif self.higher_is_better:
+            text = f"{_extreme('min', better)} > {_extreme('max', worse)}"
         else:
             text = f"{_extreme('max', better)} < {_extreme('min', worse)}"
+        if self.higher_is_better:
+            text += " (higher is better)"
         stage = None if self.crosses_stages else self.stage
         where = ", ".join(part for part in (self.dataset, stage) if part)
         return f"{where}: {text}" if where else text

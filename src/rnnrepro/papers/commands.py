@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from rnnrepro import config as cfg
 from rnnrepro.papers.base import Output
-from rnnrepro.reporting.notes import scale_notes
+from rnnrepro.reporting.notes import resolved, scale_notes, setting_notes
 
 
 def quoted(paths: str | list[str]) -> str:
@@ -47,7 +47,7 @@ def options(output: Output, config: dict, files: Mapping[str, list[str]]) -> str
             )
         options += [
             f"--{kind}-tolerance {tolerance[f'{kind}_tolerance']}"
-            for kind in ("ppl", "wcpa", "bpc", "ce")
+            for kind in ("ppl", "wcpa", "bpc", "ce", "bleu")
         ]
         if output.track == "dyck":
             options.append(f"--wcpa-min-events {config['dyck']['wcpa_min_events']}")
@@ -55,6 +55,9 @@ def options(output: Output, config: dict, files: Mapping[str, list[str]]) -> str
             options.append(f"--corpus {output.corpus} {quoted(files['corpus'])}")
         if output.bpc_in_nats:
             options.append("--bpc-in-nats")
+        for setting, lines in output.setting_notes.items():
+            text = json.dumps(dict(lines), sort_keys=True)
+            options.append(f"--setting-note {setting} {shlex.quote(text)}")
     if output.maker == "syneval":
         models = dict.fromkeys(run.model for run in output.select(config))
         options.append(f"--models {' '.join(models)}")
@@ -73,21 +76,41 @@ def options(output: Output, config: dict, files: Mapping[str, list[str]]) -> str
         options.append(f"--scale {config['scale']}")
     if output.maker != "config":
         notes = [*output.notes, *scale_notes(config, output.track, output.paper)]
-        options += [f"--note {shlex.quote(note)}" for note in notes]
+    else:  # what the configured runs read at the selected scale
+        notes = [*output.notes, *configured_notes(output, config)]
+    options += [f"--note {shlex.quote(note)}" for note in notes]
     return " ".join(options)
+
+
+def configured_notes(output: Output, config: dict) -> list[str]:
+    """The ``setting_notes`` lines of the settings ``output``'s runs resolve to at the selected
+    scale (a configuration table reads no run's files)."""
+    if not output.setting_notes:
+        return []
+    runs = output.select(config)
+    settings = [cfg.run_config(config, r.experiment, r.dataset, r.model) for r in runs]
+    return [
+        line
+        for setting, lines in output.setting_notes.items()
+        for line in setting_notes(
+            [resolved(s, setting) for s in settings], setting, lines, config["scale"]
+        )
+    ]
 
 
 def config_settings(output: Output, scale: str, config: dict) -> str:
     """JSON of the resolved settings of a configuration table's runs at ``scale``, keyed
-    "dataset/model/stage" (stage train: training + hparams; dynamic_eval)."""
+    "dataset/model/stage" (stage train: training + hparams, and a translation run's
+    ``translation``; dynamic_eval)."""
     scaled = {**config, "scale": scale}
     settings = {}
     for run in output.select(scaled):
-        resolved = cfg.run_config(scaled, run.experiment, run.dataset, run.model)
+        chosen = cfg.run_config(scaled, run.experiment, run.dataset, run.model)
         key = f"{run.dataset}/{run.model}"
         settings[f"{key}/train"] = {
-            "training": resolved["training"],
-            "hparams": resolved["hparams"],
+            "training": chosen["training"],
+            "hparams": chosen["hparams"],
+            **({"translation": chosen["translation"]} if "translation" in chosen else {}),
         }
         dynamic = cfg.dynamic_eval_settings(scaled, run.experiment, run.dataset, run.model)
         if dynamic:

@@ -1,5 +1,6 @@
 """major_minor: the Major-Minor LSTM on AWD-LSTM-MoS: Tables II, III (PTB and WikiText-2 at
-each stage) and VII (WikiText-103), and the configurations of Tables IV and V."""
+each stage) and VII (WikiText-103), the configurations of Tables IV and V, and the translation
+models of Tables XI (their configuration) and XII (WMT'14 German→English)."""
 
 from collections.abc import Callable
 
@@ -179,6 +180,94 @@ OUTPUTS = (
         (their SHA-1) or a stand-in.""",
         # tested on a stand-in here: the title says whether the runs read the published files
         corpus="wikitext103",
+    ),
+)
+
+
+# Tables XI-XII (§V-D4): Luong et al.'s attention NMT with LSTM and Major-Minor LSTM layers.
+NMT = ("nmt_lstm", "nmt_mmlstm")
+NMT_DATASET = "wmt14_de_en"
+NMT_SETS = cfg.TRANSLATION_FAMILIES[NMT_DATASET]
+# what a translation run read (its resolved ``translation.corpus``), stated under each table as
+# "<n> runs <line>"
+NMT_CORPORA = {
+    "stand_in": "read the generated stand-in, NOT WMT: source sentences of words s<i> whose "
+    "target maps each word to t<π(i)> and reverses every block of three "
+    "(rnnrepro.data.parallel), under the dataset's and the test sets' names "
+    f"({', '.join(NMT_SETS['tests'])}); no WMT data was read, so their rows test the pipeline "
+    "and are no evidence for or against the paper's numbers.",
+    "wmt": "read WMT'14 English-German training data (Europarl v7, Common Crawl, News "
+    f"Commentary v9; about 4.5M pairs), {NMT_SETS['val']} for validation and "
+    f"{' and '.join(NMT_SETS['tests'])} (the WMT'15 and WMT'16 test sets) as German→English "
+    "tests.",
+}
+NMT_SOURCE = (
+    "major_minor §V-D4: 'Compare MMLSTM-NMT model with baseline model, we can find that the "
+    "former consistently outperforms the latter in both PPL and BLEU' (Table XII)"
+)
+NMT_ORDERINGS = tuple(
+    Ordering(
+        f"MMLSTM-NMT beats the LSTM baseline ({test_set}, {name})",
+        NMT_SOURCE,
+        better=("nmt_mmlstm",),
+        worse=("nmt_lstm",),
+        metric=f"{test_set}_{metric}",
+        dataset=NMT_DATASET,
+        higher_is_better=metric != "ppl",
+    )
+    for test_set in NMT_SETS["tests"]
+    for metric, name in (
+        ("ppl", "perplexity"),
+        ("bleu", "BLEU"),
+        ("bleu_tokenized", "tokenized BLEU"),
+    )
+)
+
+OUTPUTS += (
+    Output(
+        "major_minor_table11",
+        title="major_minor Table XI (NMT hyper-parameters): paper vs config.yaml",
+        caption="""major_minor, Table XI: the hyper-parameters the paper prints for its NMT
+        models, the LSTM baseline ("Baseline (we implement)", nmt_lstm) and MMLSTM-NMT
+        (nmt_mmlstm): embedding size, layers per encoder and decoder (the length of the layer
+        sizes), layer sizes, Major proportions (unset for the baseline: plain LSTM layers, 100 %
+        Major), initial learning rate and training steps, next to the values config.yaml
+        resolves at paper scale and, where they differ, at the selected scale. The printed
+        "Dropout rate 1.0" is read as a keep probability [A]: config.yaml sets the dropout
+        probability 0.0, and the row compares the derived keep probability 1 − dropout. The
+        note under the title says which corpus the runs configured at the selected scale
+        read.""",
+        maker="config",
+        runs=Runs("major_minor", (NMT_DATASET,), NMT),
+        labels=("Table XI",),
+        optional=True,
+        setting_notes={"translation.corpus": NMT_CORPORA},
+    ),
+    Output(
+        "major_minor_table12",
+        title="major_minor Table XII (WMT'14 German→English): paper vs reproduction",
+        caption="""major_minor, Table XII: Luong et al.'s global-attention NMT ("general"
+        score, input feeding, 4 layers each side, BPE) with LSTM layers (baseline, 1000 units)
+        and Major-Minor LSTM layers (MMLSTM-NMT, 1070 units split 70/70/80/90 % Major),
+        trained German→English with Table XI's settings: parameters, and on newstest2015 and
+        newstest2016 the perplexity and the BLEU of beam search. The paper does not say how its
+        BLEU was tokenized: each printed BLEU is compared with sacrebleu's detokenized BLEU
+        (`*_bleu`) and with the tokenized BLEU of its era (`*_bleu_tokenized`), each with its
+        verdict; a section lists the signature of every BLEU row. The paper's "Baseline [47]"
+        column (Luong et al.'s own model without BPE: 170.7M parameters, newstest2015
+        perplexity 9.7 and BLEU 24.9) is prior work it quotes, not a reproduction target, and
+        has no row here. The note under the title says which corpus the runs read (the
+        reduced scales read a generated stand-in, not WMT). The orderings follow: MMLSTM-NMT
+        beats the baseline in perplexity (lower) and BLEU (higher) on both test sets.""",
+        maker="compare",
+        runs=Runs("major_minor", (NMT_DATASET,), NMT),
+        files=("translation.json",),
+        track="translation",
+        labels=("Table XII",),
+        families=(NMT_DATASET,),
+        orderings=NMT_ORDERINGS,
+        optional=True,
+        setting_notes={"translation.corpus": NMT_CORPORA},
     ),
 )
 

@@ -1,5 +1,5 @@
-"""Configuration tables (major_minor Tables IV and V): the settings the pipeline resolves from
-config.yaml for a model, next to the hyper-parameters the paper prints, row by row."""
+"""Configuration tables (major_minor Tables IV, V and XI): the settings the pipeline resolves
+from config.yaml for a model, next to the hyper-parameters the paper prints, row by row."""
 
 from __future__ import annotations
 
@@ -12,21 +12,38 @@ import pandas as pd
 CONFIG_COLUMNS = ["dataset", "model", "row", "metric", "paper", "config", "config_key", "verdict"]
 _INDEXED = re.compile(r"^(layer_size|major_proportion)_(\d+)$")
 _LISTS = {"layer_size": "layer_sizes", "major_proportion": "major_proportions"}
+# Settings a paper prints in another form than config.yaml's, derived from the hyper-parameters:
+# name -> (its value, the derivation a table shows as its config key)
+DERIVED = {
+    "layers": (lambda h: len(h["layer_sizes"]), "len(hparams.layer_sizes)"),
+    "keep_probability": (lambda h: 1.0 - h["dropout"], "1 − hparams.dropout"),
+}
 
 
 def setting(settings: Mapping, metric: str) -> tuple[object, str]:
     """The value of a reference ``metric`` in a run's resolved settings (``training``,
-    ``hparams``, ``dynamic_eval``; ``stage`` says which) and the config key it comes from."""
+    ``hparams``, a translation run's ``translation``, ``dynamic_eval``; ``stage`` says which) or
+    derived from its hyper-parameters (``DERIVED``), and the config key it comes from. Unset
+    Major proportions of a model with layers are 1 (plain LSTM layers, every unit Major)."""
+    hparams = settings.get("hparams", {})
     indexed = _INDEXED.match(metric)
     if indexed:
         name, index = _LISTS[indexed[1]], int(indexed[2])
-        values = settings["hparams"].get(name) or []
-        value = values[index - 1] if index <= len(values) else None
-        return value, f"hparams.{name}[{index - 1}]"
-    sections = ("dynamic_eval",) if settings["stage"] == "dynamic_eval" else ("training", "hparams")
+        values, where = hparams.get(name) or [], f"hparams.{name}[{index - 1}]"
+        if name == "major_proportions" and not values and "layer_sizes" in hparams:
+            values, where = [1.0] * len(hparams["layer_sizes"]), f"hparams.{name} unset: 1"
+        return (values[index - 1] if index <= len(values) else None), where
+    trained = settings["stage"] != "dynamic_eval"
+    sections = ("training", "hparams", "translation") if trained else ("dynamic_eval",)
     for section in sections:
-        if metric in settings[section]:
+        if metric in settings.get(section, {}):
             return settings[section][metric], f"{section}.{metric}"
+    if metric in DERIVED and trained:
+        derive, where = DERIVED[metric]
+        try:
+            return derive(hparams), where
+        except KeyError:  # the hyper-parameter it derives from is not set
+            return None, "(not set)"
     return None, "(not set)"
 
 
@@ -36,7 +53,7 @@ def config_table(
     """One row per reference row: the paper's value, the configured one at paper scale and a
     verdict (exact match), plus the value at the selected reduced ``scale`` (``scaled``) where it
     differs. ``settings``/``scaled`` map "dataset/model/stage" to a run's resolved ``training``,
-    ``hparams`` and ``dynamic_eval``."""
+    ``hparams``, ``translation`` and ``dynamic_eval``."""
     rows = []
     for _, ref in reference.iterrows():
         stage = ref.get("stage") or "train"

@@ -3,9 +3,9 @@
 A table row compares one model's number with the paper's; a paper's conclusions rest on the
 orderings between rows ("models free of the first-order term outperformed the rest"). Each
 ``Ordering`` here is one such statement, with where the paper makes it, written as a check on
-one metric where lower is better. It is checked on the paper's own numbers (it must hold there:
-``tests`` assert it) and on the reproduced means of the table, with its margin, so that a reader
-sees both whether it holds and by how much.
+one metric where lower is better (or, marked so, higher: BLEU). It is checked on the paper's
+own numbers (it must hold there: ``tests`` assert it) and on the reproduced means of the table,
+with its margin, so that a reader sees both whether it holds and by how much.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def check_orderings(
 def ordering_lines(checked: pd.DataFrame) -> list[str]:
     """Markdown section of ``check_orderings``' result (empty when there is none)."""
     text = (
-        "Each is checked on the paper's numbers and on the reproduced means (lower is better). "
+        "Each is checked on the paper's numbers and on the reproduced means (lower is better, "
+        "unless the check says higher is better). "
         "Margin: by how much it holds (positive) or fails (negative), in the metric's units; "
         "with one run per model it carries that run's seed-to-seed noise. A verdict from runs "
         "of a scale other than paper names the scale."

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rnnrepro.config import TEXT_FAMILIES
+from rnnrepro.config import TEXT_FAMILIES, TRANSLATION_FAMILIES
 from rnnrepro.data import names
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.provenance import KEPT_FROM_ARCHIVE
@@ -42,16 +42,37 @@ METRIC_KIND = {
     "acc_overall": "accuracy",
     "ppl": "ppl",
 }
+# a translation run's metrics of each test set (its metrics file's ``tests``), as
+# ``<test set>_<metric>`` columns: BLEU detokenized (sacrebleu's default) and tokenized
+TEST_SET_METRICS = {"ppl": "ppl", "bleu": "bleu", "bleu_tokenized": "bleu"}
+METRIC_KIND.update(
+    {
+        f"{test_set}_{metric}": kind
+        for family in TRANSLATION_FAMILIES.values()
+        for test_set in family["tests"]
+        for metric, kind in TEST_SET_METRICS.items()
+    }
+)
+# a BLEU metric of a test set -> the key of the signature it was scored with (same test set)
+SIGNATURES = {"bleu_tokenized": "signature_tokenized", "bleu": "signature"}
 # a text family's reported metric (its reference section shows it)
 TEXT_METRICS = {family: spec["metric"] for family, spec in TEXT_FAMILIES.items()}
 RELATIVE_KINDS = {"ppl", "params", "bpc", "ce"}
-DEFAULT_TOLERANCES = {"ppl": 0.01, "wcpa": 0.05, "params": 0.05, "bpc": 0.01, "ce": 0.01}
+DEFAULT_TOLERANCES = {
+    "ppl": 0.01,
+    "wcpa": 0.05,
+    "params": 0.05,
+    "bpc": 0.01,
+    "ce": 0.01,
+    "bleu": 0.5,
+}
 DECIMALS = {
     "ppl": 3,
     "accuracy": 4,
     "wcpa": 3,
     "bpc": 3,
     "ce": 3,
+    "bleu": 2,
     "params": 0,
     "epochs": 1,
     "train_minutes": 1,
@@ -127,8 +148,10 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
     """One row per run from its ``metrics.json``; columns named like the reference metrics.
 
     Reads loss, ppl, wcpa, bpc and ce of both splits (missing or null -> NaN), so Dyck, character
-    and word runs mix freely; ``family``/``fold`` come from the dataset name, ``scale`` from the
-    file (empty when absent).
+    and word runs mix freely; each test set of ``tests`` (a translation run's) gives a column
+    ``<test set>_<key>`` per scalar it holds (``newstest2015_bleu``; a signature stays a
+    string); ``family``/``fold`` come from the dataset name, ``scale`` from the file (empty when
+    absent).
     """
     rows = []
     for path in paths:
@@ -149,6 +172,12 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
                 row[f"{split}_{name}"] = math.nan if value is None else float(value)
         for split in ("val", "test"):
             row[f"{split}_npc"] = row[f"{split}_bpc"] * math.log(2)
+        for test_set, values in (m.get("tests") or {}).items():
+            for key, value in values.items():
+                if isinstance(value, str):  # a signature
+                    row[f"{test_set}_{key}"] = value
+                elif value is None or isinstance(value, (int, float)):
+                    row[f"{test_set}_{key}"] = math.nan if value is None else float(value)
         row["params"] = m["params"]["recurrent"]
         row["params_total"] = m["params"]["total"]
         row["epochs"] = m["epochs"]
@@ -158,6 +187,45 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
         row["path"] = str(path)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def signature_lines(table: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
+    """Markdown section under a table of BLEU rows: the signature each row's BLEU was scored
+    with, per metric, dataset and model (and the decoding's beam width where the runs record
+    it), so that every score traces to its scorer's settings; none without such rows."""
+    rows = []
+    for metric in dict.fromkeys(table["metric"]):
+        suffix = next((s for s in SIGNATURES if metric.endswith(f"_{s}")), None)
+        if METRIC_KIND.get(metric) != "bleu" or suffix is None:
+            continue
+        test_set = metric[: -len(suffix)]
+        signature, beam = test_set + SIGNATURES[suffix], f"{test_set}beam_width"
+        if signature not in runs or metric not in runs:
+            continue
+        scored = runs[runs[signature].notna() & runs[metric].notna()]
+        scored = scored.assign(beam=scored.get(beam, math.nan))
+        keys = ["dataset", "model", signature, "beam"]
+        for (dataset, model, text, width), group in scored.groupby(keys, sort=False, dropna=False):
+            escaped = text.replace("|", "\\|")  # a Markdown table cell holds no bare "|"
+            rows.append(
+                {
+                    "metric": metric,
+                    "dataset": dataset,
+                    "model": model,
+                    "signature": f"`{escaped}`",
+                    "beam width": width,
+                    "runs": len(group),
+                }
+            )
+    return section("BLEU signatures", SIGNATURE_TEXT, pd.DataFrame(rows))
+
+
+SIGNATURE_TEXT = (
+    "The sacrebleu signature of every BLEU row above, by metric and model: `*_bleu` is "
+    "sacrebleu's default on the detokenized output (13a tokenization), `*_bleu_tokenized` the "
+    "tokenized BLEU of the papers' era (both sides Moses-tokenized, then scored as they are, as "
+    "multi-bleu.perl did; `tok:none` after the Moses step). The beam width is the decoding's."
+)
 
 
 def search_summary(paths: Iterable[str | Path]) -> pd.DataFrame:

@@ -4,8 +4,12 @@
         [--throughput benchmarks/results/cells.csv] [--out cost.csv]
     python -m rnnrepro.scripts.estimate_cost --gpu     # GPU-hours from benchmarks/results/gpu/
     python -m rnnrepro.scripts.estimate_cost --resources [--scale paper]
+    python -m rnnrepro.scripts.estimate_cost --translation   # the translation runs' FLOPs
 
 Hours are device-hours of the device the throughput table was measured on, one job at a time.
+Translation runs are priced by their counted FLOPs (rnnrepro.translation_cost) at that device's
+rate: measured translation epochs, else derived from its language models (CPU) or assumed (GPU);
+``--translation-tflops`` sets a measured rate instead.
 """
 
 from __future__ import annotations
@@ -23,15 +27,18 @@ from rnnrepro.cost import (
     DEFAULT_EXPECTED_FRACTION,
     VAL_COST,
     CostError,
+    RunCost,
     Summary,
     estimate,
     group_shares,
     read_epoch_times,
     read_throughput,
     summarise,
+    translation_lines,
 )
 from rnnrepro.fileio import atomic_open
-from rnnrepro.resources import run_resources
+from rnnrepro.resources import device_flop_rate, run_resources
+from rnnrepro.translation_cost import ASSUMED_GPU, FlopRate, format_flops, format_hours, format_rate
 
 # The shipped cells.csv: benchmarks/bench_cells.py on a CPU, torch.set_num_threads(1).
 BENCH_DEVICE = "CPU, 1 thread (benchmarks/bench_cells.py)"
@@ -68,6 +75,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="read the GPU check's tables (benchmarks/results/gpu/cells.csv, epoch_times.csv)",
     )
+    parser.add_argument(
+        "--translation-tflops", type=float,
+        help="sustained TFLOP/s of a translation training step on the table's device (a "
+        "measurement): replaces the derived (CPU) or assumed (GPU) rate",
+    )  # fmt: skip
+    parser.add_argument(
+        "--translation",
+        action="store_true",
+        help="print each translation run's counted FLOPs (rnnrepro.translation_cost) and hours",
+    )
     parser.add_argument("--out", type=Path, help="write the table as CSV")
     parser.add_argument(
         "--resources",
@@ -75,6 +92,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="print instead what each kind of run's SLURM job asks for (rnnrepro.resources)",
     )
     return parser.parse_args(argv)
+
+
+def translation_table(costs: list[RunCost]) -> str:
+    """One line per translation run: its counted FLOPs by part and its hours."""
+    lines = [
+        f"{'model':12} {'params':>12} {'step':>11} {'steps':>8} {'training':>11} "
+        f"{'validation':>11} {'test ppl':>11} {'beam':>11} {'hours':>9} {'GPU-h [A]':>9}"
+    ]
+    for c in costs:
+        if c.flops is None:
+            continue
+        f, fmt = c.flops, format_flops
+        lines.append(
+            f"{c.run.model:12} {f.parameters:>12,} {fmt(f.step):>11} {f.steps:>8,} "
+            f"{fmt(f.training):>11} {fmt(f.epochs * f.validation):>11} "
+            f"{fmt(f.test_perplexity):>11} {fmt(f.beam):>11} {format_hours(c.upper_hours):>9} "
+            f"{format_hours(f.total / ASSUMED_GPU.flops_per_s / 3600):>9}"
+        )
+    return "\n".join(lines)
 
 
 def resources_table(config: dict, results_dir: Path) -> str:
@@ -143,18 +179,32 @@ def main(argv: list[str] | None = None) -> int:
     try:
         throughput = read_throughput(args.throughput, args.device_label, BENCH_DEVICE)
         epoch_times = read_epoch_times(args.epoch_times) if args.epoch_times.exists() else {}
-        costs = estimate(config, throughput, args.runs_dir, args.expected_fraction, epoch_times)
+        if args.translation_tflops:
+            rate = FlopRate(args.translation_tflops * 1e12, "measured: --translation-tflops")
+        else:
+            rate = device_flop_rate(results_dir, "gpu" if args.gpu else "cpu", epoch_times)
+        costs = estimate(
+            config, throughput, args.runs_dir, args.expected_fraction, epoch_times, rate
+        )
     except (CostError, cfg.ConfigError) as error:
         print(f"estimate_cost: {error}", file=sys.stderr)
         return 2
+    if args.translation:
+        lengths = {c.flops.lengths.basis for c in costs if c.flops}
+        rates = {format_rate(c.flop_rate) for c in costs if c.flops}
+        print(f"Translation runs of scale {config['scale']!r}: FLOPs counted from the models'")
+        print(f"sizes ({'; '.join(sorted(lengths)) or 'none'}); hours at {'; '.join(rates)};")
+        print(f"GPU-h at {format_rate(ASSUMED_GPU)}.\n")
+        print(translation_table(costs))
+        return 0
     rows = summarise(costs)
     bases = Counter(c.epochs_basis for c in costs)
     print(f"Cost of scale {config['scale']!r} ({args.config}): {len(costs)} training jobs")
     left_out = len(cfg.jobs(config)) - len(costs)
     if left_out:
         print(
-            f"Not counted: {left_out} text run(s) with no measured epoch time in "
-            f"{args.epoch_times} (benchmarks/epoch_times.py measures them)."
+            f"Not counted: {left_out} text or translation run(s) with no measured epoch time "
+            f"in {args.epoch_times} (benchmarks/epoch_times.py measures them) nor FLOP rate."
         )
     print(f"Throughput: {args.throughput}, measured on {throughput.device}.")
     print("Hours are device-hours of that device, one job at a time (not GPU-hours unless the")
@@ -168,7 +218,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{group.expected_hours:,.2f} expected h ({share:.1%}), upper bound "
             f"{group.upper_hours:,.2f} h"
         )
-    scaled = Counter(c.epoch_proxy for c in costs if c.epoch_proxy)
+    for line in translation_lines(costs):
+        print(f"of which {line}" if line.startswith("translation") else line)
+    scaled = Counter(c.epoch_proxy for c in costs if c.epoch_proxy and c.flops is None)
     if scaled:
         print(
             f"{sum(scaled.values())} text job(s) have no measured epoch: each takes the epoch of "

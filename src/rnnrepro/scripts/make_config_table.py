@@ -2,7 +2,9 @@
 settings config.yaml resolves to, as CSV and Markdown.
 
 ``--settings`` is JSON mapping "dataset/model/stage" to a run's resolved ``training``,
-``hparams`` and ``dynamic_eval`` at paper scale; ``--scaled`` the same at the selected scale.
+``hparams`` and ``dynamic_eval`` (and a translation run's ``translation``) at paper scale;
+``--scaled`` the same at the selected scale. ``--note`` (repeatable) puts a line under the
+title, e.g. which corpus the configured runs read.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scaled", help="JSON, the selected scale (omit at paper scale)")
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--title", required=True)
+    parser.add_argument("--note", action="append", default=[], help="a line under the title")
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
     args = parser.parse_args(argv)
@@ -35,13 +38,15 @@ def main(argv: list[str] | None = None) -> None:
     table = config_table(reference, json.loads(args.settings), args.scale, scaled)
     write_csv_atomic(table, args.out_csv, index=False)
     counts = table["verdict"].value_counts()
-    lines = [
-        f"# {args.title}",
-        "",
+    lines = [f"# {args.title}", ""]
+    if args.note:
+        lines += [f"> {note}  " for note in args.note] + [""]
+    lines.append(
         "Each row: the paper's printed value (`paper`, source in paper_numbers.csv), the value "
         "config.yaml gives at paper scale (`config`, from the key `config_key` of the run's "
-        "resolved training, hparams or dynamic_eval settings) and whether they are equal.",
-    ]
+        "resolved training, hparams, translation or dynamic_eval settings, or derived from one "
+        "as `config_key` writes it) and whether they are equal."
+    )
     if scaled is not None:
         lines.append(
             f"The `at {args.scale} scale` column shows the value the selected scale runs with "

@@ -10,18 +10,23 @@ unigram and n-gram values on its runs' tokens, and a section lists them.
 
 A reference row whose dataset is a cross-validation family (``ptb_lines_unigram``) is compared
 with the runs on its folds (``ptb_lines_unigram_fold1`` ...): mean ± std over folds × seeds.
-``--note`` (repeatable) puts a line under the title, e.g. the scale's reductions. The orderings
-the paper states about the table (its catalogue, ``rnnrepro.papers``) follow it, checked on the
-means.
+``--note`` (repeatable) puts a line under the title, e.g. the scale's reductions;
+``--setting-note`` one per value of a setting the runs resolved (their files' ``run``), e.g.
+which corpus a translation run read. The orderings the paper states about the table (its
+catalogue, ``rnnrepro.papers``) follow it, checked on the means. A table of BLEU rows lists
+the signature each was scored with.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from rnnrepro import papers
 from rnnrepro.data.sources import unpublished
+from rnnrepro.reporting.notes import resolved, setting_notes
 from rnnrepro.reporting.orderings import check_orderings, ordering_lines
 from rnnrepro.reporting.reference import load_reference
 from rnnrepro.reporting.tables import (
@@ -38,6 +43,7 @@ from rnnrepro.reporting.tables import (
     robust_wcpa_lines,
     search_lines,
     search_summary,
+    signature_lines,
     tolerances_in_use,
     training_lines,
     with_nats_readings,
@@ -73,11 +79,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--params-tolerance", type=float, default=0.05, help="relative")
     parser.add_argument("--bpc-tolerance", type=float, default=0.01, help="relative")
     parser.add_argument("--ce-tolerance", type=float, default=0.01, help="relative")
+    parser.add_argument("--bleu-tolerance", type=float, default=0.5, help="absolute")
     parser.add_argument(
         "--note",
         action="append",
         default=[],
         help="a line shown under the title (repeatable), e.g. the scale's reductions",
+    )
+    parser.add_argument(
+        "--setting-note",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("SETTING", "JSON"),
+        help="a dotted setting of the runs' resolved config (e.g. translation.corpus) and a JSON "
+        "object of a line per value: each value the runs read states its line (repeatable)",
     )
     parser.add_argument(
         "--scale",
@@ -121,9 +137,12 @@ def main(argv: list[str] | None = None) -> None:
         "params": args.params_tolerance,
         "bpc": args.bpc_tolerance,
         "ce": args.ce_tolerance,
+        "bleu": args.bleu_tolerance,
     }
     if args.corpus:
         args.note.append(corpus_note(args.corpus[0], args.corpus[1:]))
+    for setting, lines in args.setting_note:
+        args.note += setting_notes(run_settings(args.metrics, setting), setting, json.loads(lines))
     runs = collect_metrics(args.metrics)
     for note in (describe_readings(args.metrics), describe_kept(args.metrics)):
         if note:
@@ -155,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
             *(robust_wcpa_lines(runs, args.wcpa_min_events) if args.wcpa_min_events else []),
             *training_lines(runs, args.histories, floors),
             *reference_lines(references),
+            *signature_lines(table, runs),
             *ordering_lines(orderings),
         ],
     )
@@ -163,6 +183,12 @@ def main(argv: list[str] | None = None) -> None:
             f"WARNING: {row['dataset']}/{row['model']} {row['metric']} below generator floor",
             file=sys.stderr,
         )
+
+
+def run_settings(paths: list[str], setting: str) -> list[object]:
+    """The value of a dotted ``setting`` in each metrics file's resolved run config (``run``;
+    None where unset)."""
+    return [resolved(json.loads(Path(p).read_text()).get("run") or {}, setting) for p in paths]
 
 
 def corpus_note(corpus: str, files: list[str]) -> str:

@@ -37,7 +37,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"{hyp}: {len(hypotheses)} translations for the {len(references)} lines of {ref}"
             )
         scores = bleu(hypotheses, references, args.lang)
-        metrics["tests"][name].update(scores, beam_width=args.beam_width)
+        # a weak model's beam may end at once (no length normalisation): say how often
+        empty = sum(not line.strip() for line in hypotheses)
+        metrics["tests"][name].update(scores, beam_width=args.beam_width, empty_translations=empty)
         print(f"{name}: BLEU {scores['bleu']:.2f} ({scores['signature']})", flush=True)
     write_text_atomic(args.out, json.dumps(metrics, indent=2) + "\n")
 
