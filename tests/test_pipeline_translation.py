@@ -56,6 +56,9 @@ def test_every_run_is_scored_on_both_test_sets_with_its_signature(track):
             assert test["sentences"] == 16 and test["ppl"] > 1 and test["beam_width"] == 2
             assert 0 <= test["bleu"] <= 100 and "tok:13a" in test["signature"]
             assert test["signature_tokenized"].startswith("moses-en+")
+            # the trivial translators: the source copied (stand-in: no word in common) and a
+            # unigram model of the training targets
+            assert test["copy_bleu"] == 0.0 and test["unigram_ppl"] > 1
             lines = (work / RUN.format(model=model) / f"translations/{name}.txt").read_text()
             assert len(lines.splitlines()) == 16
 

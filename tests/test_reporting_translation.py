@@ -137,6 +137,32 @@ def test_table12_compares_every_printed_number_bleu_within_an_absolute_tolerance
     assert verdict["nmt_lstm", "newstest2016_bleu"] == "match"
 
 
+def test_the_trivial_translators_stand_beside_the_runs_numbers(tmp_path):
+    """The unigram of the training targets beside each perplexity and the copied source beside
+    each BLEU, from the runs' own scores, and a verdict that says when a run does not beat them."""
+    reference = load_reference("major_minor", "Table XII")
+    paths = []
+    for model, bleu in (("nmt_lstm", 3.0), ("nmt_mmlstm", 40.0)):
+        path = write_translation(tmp_path, model, ((6.0, bleu), (5.0, bleu)), scale="paper")
+        metrics = json.loads(path.read_text())
+        for test in metrics["tests"].values():
+            test.update(unigram_ppl=5.5, copy_bleu=4.0, copy_bleu_tokenized=4.5)
+        path.write_text(json.dumps(metrics))
+        paths.append(path)
+    table = build_table(reference, collect_metrics(paths), {}).set_index(["model", "metric"])
+    assert table.loc[("nmt_lstm", "newstest2015_ppl"), "unigram"] == 5.5
+    assert table.loc[("nmt_lstm", "newstest2016_bleu"), "copy"] == 4.0
+    assert table.loc[("nmt_lstm", "newstest2016_bleu_tokenized"), "copy"] == 4.5
+    assert math.isnan(table.loc[("nmt_lstm", "newstest2016_bleu"), "unigram"])
+    assert table.loc[("nmt_lstm", "newstest2015_ppl"), "verdict"].endswith(
+        "no better than the unigram"
+    )  # 6.0 >= 5.5
+    assert table.loc[("nmt_lstm", "newstest2015_bleu"), "verdict"].endswith(
+        "no better than copying the source"
+    )  # 3.0 <= 4.0
+    assert not table.loc[("nmt_mmlstm", "newstest2015_bleu"), "verdict"].endswith("source")
+
+
 def test_the_bleu_orderings_are_higher_is_better():
     """Table XII's orderings hold on the paper's numbers, perplexity lower and BLEU higher; a
     reproduced BLEU lower for the MMLSTM fails them; a BLEU ordering read as lower-is-better

@@ -69,6 +69,8 @@ def test_the_stand_in_is_prepared_with_its_references_and_a_record(data):
     assert tests[0] != tests[1] and all(len(t) == 10 for t in tests)
     references = (data / "newstest2015.ref").read_text().splitlines()
     assert len(references) == 10 and all(r.startswith("t") for r in references)
+    sources = (data / "newstest2015.src").read_text().splitlines()
+    assert [len(s.split()) for s in sources] == [len(r.split()) for r in references]
 
 
 def test_long_training_pairs_are_left_out(tmp_path):

@@ -551,9 +551,7 @@ def named_tests(wildcards, paths):
 
 
 def scored_tests(wildcards, input):
-    """``--test NAME HYPOTHESES REFERENCES`` for each test set."""
+    """``--test NAME HYPOTHESES REFERENCES SOURCES`` for each test set."""
     tests = cfg.TRANSLATION_FAMILIES[wildcards.dataset]["tests"]
-    return " ".join(
-        f"--test {t} {quoted([h, r])}"
-        for t, h, r in zip(tests, input.hypotheses, input.references, strict=True)
-    )
+    files = zip(tests, input.hypotheses, input.references, input.sources, strict=True)
+    return " ".join(f"--test {t} {quoted([h, r, s])}" for t, h, r, s in files)

@@ -14,7 +14,7 @@ rule translation_data:
         tests=expand(
             "results/data/{{dataset}}/{test}.{ext}",
             test=TRANSLATION_TESTS,
-            ext=("tsv", "ref"),
+            ext=("tsv", "ref", "src"),
         ),
         vocab="results/data/{dataset}/vocab.txt",
         bpe="results/data/{dataset}/bpe.model",
@@ -72,10 +72,12 @@ rule train_translation:
 ruleorder: train_translation > train
 
 
-# Perplexity per target token on the validation set and every test set (teacher forcing).
+# Perplexity per target token on the validation set and every test set (teacher forcing), beside
+# an add-one unigram model's of the training targets.
 rule evaluate_translation:
     input:
         model=f"{RUNS}/model.pt",
+        train="results/data/{dataset}/train.tsv",
         val="results/data/{dataset}/val.tsv",
         tests=translation_test_files("tsv"),
     output:
@@ -93,7 +95,7 @@ rule evaluate_translation:
         code=run_code("evaluate_translation"),
     shell:
         "python -m rnnrepro.scripts.evaluate_translation --model {input.model:q}"
-        " --val {input.val:q} {params.tests} --scale {params.scale} --device {params.device:q}"
+        " --train {input.train:q} --val {input.val:q} {params.tests} --scale {params.scale} --device {params.device:q}"
         " --out-metrics {output.metrics:q} > {log:q} 2>&1"
 
 
@@ -126,7 +128,8 @@ rule translate:
         " --threads {threads} --device {params.device:q} --out {output:q} > {log:q} 2>&1"
 
 
-# BLEU of every test set (sacrebleu, its signature beside each score), with the perplexities.
+# BLEU of every test set (sacrebleu, its signature beside each score), with the perplexities, and
+# the BLEU of the source copied as its translation.
 rule score_translation:
     input:
         metrics=f"{RUNS}/metrics.json",
@@ -135,6 +138,7 @@ rule score_translation:
             test=cfg.TRANSLATION_FAMILIES[w.dataset]["tests"],
         ),
         references=translation_test_files("ref"),
+        sources=translation_test_files("src"),
     output:
         f"{RUNS}/translation.json",
     log:

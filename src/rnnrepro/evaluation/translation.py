@@ -90,6 +90,23 @@ def _select(state: list, index: Tensor) -> list:
     ]
 
 
+def unigram_perplexity(
+    train: Sequence[Pair], pairs: Sequence[Pair], vocab_size: int, eos: int
+) -> float:
+    """The perplexity per target token (eos included) of ``pairs`` under an add-one unigram
+    model of the target pieces fit on ``train``: what a translator that ignores its source
+    scores (the reference under a translation table's perplexities)."""
+    counts = torch.zeros(vocab_size, dtype=torch.float64)
+    for _, target in train:
+        counts += torch.bincount(torch.tensor([*target, eos]), minlength=vocab_size)
+    log_probs = (counts + 1).log() - (counts.sum() + vocab_size).log()
+    total, tokens = 0.0, 0
+    for _, target in pairs:
+        total -= float(log_probs[[*target, eos]].sum())
+        tokens += len(target) + 1
+    return math.exp(total / max(tokens, 1))
+
+
 @torch.no_grad()
 def greedy_decode(model: LuongNMT, src: Tensor, bos: int, eos: int, max_length: int) -> list[int]:
     """The argmax continuation of ``bos`` for the source ``src`` [S] (without bos and eos)."""

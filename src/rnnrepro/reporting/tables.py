@@ -105,6 +105,7 @@ TABLE_COLUMNS = [
     "floor",
     "unigram",
     "n-gram",
+    "copy",
     "params",
     "verdict",
 ]
@@ -123,6 +124,10 @@ COLUMN_LEGEND = {
     "n-gram": "the interpolated modified Kneser-Ney model fit on the runs' training split, on the "
     "same tokens; a verdict ending `no better than the n-gram` marks a reproduced mean that does "
     "not beat it",
+    "copy": "the BLEU of each test source copied as its translation (translation rows: what a "
+    "translator that does nothing scores; the unigram of their perplexity rows is an add-one "
+    "unigram model of the training targets); a verdict ending `no better than copying the "
+    "source` marks a reproduced mean that does not beat it",
     "params": "reproduced recurrent parameter count (mean over runs)",
     "verdict": "match / differs (tolerance below), missing (no run), info (not compared), "
     "below floor (ppl under the generator's: a bug sign). At a scale other than paper a verdict "
@@ -135,7 +140,7 @@ COLUMN_LEGEND = {
     "their numbers are those of their best epoch before it",
 }
 # columns a Markdown table leaves out when no row has a value
-OPTIONAL_COLUMNS = ("floor", "unigram", "n-gram")
+OPTIONAL_COLUMNS = ("floor", "unigram", "n-gram", "copy")
 PAPER_SCALE = "paper"
 BOUND_CHECKS = {
     "<": np.less,
@@ -430,6 +435,28 @@ NATS_NOTE = (
 )
 
 
+# The trivial references a translation run scores itself (its metrics' ``<test set>_<key>``): a
+# metric's suffix -> the table column and the runs' column suffix; the longest suffix first.
+OWN_REFERENCES = {
+    "_bleu_tokenized": ("copy", "_copy_bleu_tokenized"),
+    "_bleu": ("copy", "_copy_bleu"),
+    "_ppl": ("unigram", "_unigram_ppl"),
+}
+
+
+def own_reference(runs: pd.DataFrame, metric: str) -> tuple[str | None, float]:
+    """The table column and the mean value of the trivial reference the ``runs`` scored beside
+    ``metric`` (``newstest2015_ppl`` -> the unigram's ``newstest2015_unigram_ppl``; a BLEU ->
+    the copied source's); (None, NaN) when they scored none."""
+    for suffix, (column, own) in OWN_REFERENCES.items():
+        if metric.endswith(suffix):
+            name = metric.removesuffix(suffix) + own
+            if name in runs and runs[name].notna().any():
+                return column, float(runs[name].mean())
+            break
+    return None, math.nan
+
+
 def reference_verdict(mean: float, unigram: float, ngram: float) -> str:
     """The suffix of a verdict whose reproduced mean does not beat a reference ("" if it does,
     or if there is none)."""
@@ -573,7 +600,12 @@ def build_table(
         unigram, ngram = reference_values(
             references, matched[matched[metric].notna()], ref["dataset"], metric
         )
+        column, trivial = own_reference(matched, metric)
+        copy = trivial if column == "copy" else math.nan
+        unigram = trivial if column == "unigram" else unigram
         verdict += reference_verdict(mean, unigram, ngram)
+        if mean <= copy:
+            verdict += "; no better than copying the source"
         recurrent = matched["params"].dropna().to_numpy(float)
         out.append(
             {
@@ -592,6 +624,7 @@ def build_table(
                 "floor": floor,
                 "unigram": unigram,
                 "n-gram": ngram,
+                "copy": copy,
                 "params": recurrent.mean() if len(recurrent) else math.nan,
                 "verdict": verdict,
             }

@@ -1,5 +1,6 @@
 """Evaluate a trained translation model: perplexity per target token (eos included) on the
-validation set and on each test set, under teacher forcing; the run's record beside them."""
+validation set and on each test set, under teacher forcing, beside an add-one unigram model's
+of the training targets (``unigram_ppl``); the run's record beside them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 from rnnrepro.data.parallel import SPECIAL_IDS, read_pairs
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_summary
-from rnnrepro.evaluation.translation import corpus_loss
+from rnnrepro.evaluation.translation import corpus_loss, unigram_perplexity
 from rnnrepro.fileio import write_text_atomic
 from rnnrepro.models import load_model
 from rnnrepro.translation_task import EVAL_BATCH
@@ -18,6 +19,7 @@ from rnnrepro.translation_task import EVAL_BATCH
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True)
+    parser.add_argument("--train", required=True, help="training pairs (the unigram reference)")
     parser.add_argument("--val", required=True, help="validation pairs (TSV of BPE pieces)")
     parser.add_argument(
         "--test", nargs=2, action="append", required=True, metavar=("NAME", "PAIRS")
@@ -32,8 +34,12 @@ def main(argv: list[str] | None = None) -> None:
     index = {piece: i for i, piece in enumerate(record["vocab"])}
     bos, eos = SPECIAL_IDS["bos_id"], SPECIAL_IDS["eos_id"]
 
+    train = read_pairs(args.train, index)
+
     def score(path: str) -> dict:
-        return corpus_loss(model, read_pairs(path, index), EVAL_BATCH, bos, eos, device)
+        pairs = read_pairs(path, index)
+        result = corpus_loss(model, pairs, EVAL_BATCH, bos, eos, device)
+        return {**result, "unigram_ppl": unigram_perplexity(train, pairs, len(index), eos)}
 
     metrics = {
         **run_summary(args.model, record),

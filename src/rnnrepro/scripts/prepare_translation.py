@@ -1,11 +1,12 @@
 """Prepare a translation dataset (major_minor §V-D4): read WMT's files (or generate the
 stand-in), train the joint BPE vocabulary on the training pairs and write every split as BPE
-pieces, the test sets' raw references beside them.
+pieces, the test sets' raw sentences beside them.
 
 Outputs in ``--out-dir``: ``train.tsv`` and ``val.tsv`` (training pairs with a side longer than
-``--max-length`` pieces left out; the validation set whole), ``<test>.tsv`` and ``<test>.ref``
-for each test set, ``bpe.model`` (sentencepiece), ``vocab.txt`` (its pieces, one a line, in id
-order) and ``data.json`` (the counts and where the pairs came from).
+``--max-length`` pieces left out; the validation set whole), ``<test>.tsv``, ``<test>.ref`` and
+``<test>.src`` (the raw references and sources) for each test set, ``bpe.model``
+(sentencepiece), ``vocab.txt`` (its pieces, one a line, in id order) and ``data.json`` (the
+counts and where the pairs came from).
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         for name, pairs in tests.items():
             counts[name] = parallel.write_pairs(out / f"{name}.tsv", encoded(pairs))
             write_text_atomic(out / f"{name}.ref", "".join(f"{t}\n" for _, t in pairs))
+            write_text_atomic(out / f"{name}.src", "".join(f"{s}\n" for s, _ in pairs))
         write_text_atomic(out / "vocab.txt", "".join(f"{p}\n" for p in pieces))
         shutil.copyfile(model, out / ".bpe.model.tmp")
         (out / ".bpe.model.tmp").replace(out / "bpe.model")
