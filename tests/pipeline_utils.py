@@ -43,6 +43,17 @@ def run_snakemake(
     return proc
 
 
+def dry_run_jobs(workdir: Path, config: dict, *targets: str) -> dict[str, int]:
+    """The jobs a dry run of ``targets`` would run, by rule ({} when nothing is to be done)."""
+    out = run_snakemake(workdir, config, *targets, "-n", "--quiet", "rules").stdout
+    jobs = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
+            jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
 FIXTURE_WORDS = [
     "the",
     "<unk>",

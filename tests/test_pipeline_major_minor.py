@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import base_config, run_snakemake, run_track
+from pipeline_utils import base_config, dry_run_jobs, run_track
 
 pytestmark = pytest.mark.slow
 RUNS = "results/runs/major_minor"
@@ -30,17 +30,6 @@ def major_minor_config(mirror: str, sources: str) -> dict:
 @pytest.fixture(scope="module")
 def track(tmp_path_factory):
     return run_track(tmp_path_factory.mktemp("major_minor"), major_minor_config, "major_minor")
-
-
-def dry_run_jobs(work, config) -> dict[str, int]:
-    """Jobs a dry run would run, by rule."""
-    out = run_snakemake(work, config, "major_minor", "-n", "--quiet", "rules").stdout
-    jobs = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
-            jobs[parts[0]] = int(parts[1])
-    return jobs
 
 
 def test_three_stages_each_start_from_the_one_before(track):
@@ -94,11 +83,11 @@ def test_tables_4_and_5_are_the_papers_settings(track):
 
 def test_a_later_stage_reruns_alone(track):
     work, config = track
-    assert dry_run_jobs(work, config) == {}  # nothing changed: nothing to do
+    assert dry_run_jobs(work, config, "major_minor") == {}  # nothing changed: nothing to do
     config["dynamic_eval"]["mmlstm_ptb"]["lamb"] = 0.05
-    jobs = dry_run_jobs(work, config)
+    jobs = dry_run_jobs(work, config, "major_minor")
     assert jobs.get("dynamic_eval") == 1 and "train" not in jobs and "finetune" not in jobs
     config["dynamic_eval"]["mmlstm_ptb"]["lamb"] = 0.07
     config["training"]["mmlstm_finetune_ptb"]["lr"] = 10
-    jobs = dry_run_jobs(work, config)
+    jobs = dry_run_jobs(work, config, "major_minor")
     assert jobs.get("finetune") == 1 and jobs.get("dynamic_eval") == 1 and "train" not in jobs

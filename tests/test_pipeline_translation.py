@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from pipeline_utils import base_config, run_snakemake
+from pipeline_utils import base_config, dry_run_jobs, run_snakemake
 
 pytestmark = pytest.mark.slow
 RUN = "results/runs/major_minor/wmt14_de_en/{model}/seed1"
@@ -32,17 +32,6 @@ def track(tmp_path_factory):
     return work, config
 
 
-def planned(work, config, *targets) -> dict[str, int]:
-    """Jobs a dry run would run, by rule."""
-    out = run_snakemake(work, config, *targets, "-n", "--quiet", "rules").stdout
-    jobs = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
-            jobs[parts[0]] = int(parts[1])
-    return jobs
-
-
 def test_every_run_is_scored_on_both_test_sets_with_its_signature(track):
     work, _ = track
     data = json.loads((work / "results/data/wmt14_de_en/data.json").read_text())
@@ -65,10 +54,10 @@ def test_every_run_is_scored_on_both_test_sets_with_its_signature(track):
 
 def test_nothing_reruns_then_a_beam_width_retranslates_and_steps_retrain(track):
     work, config = track
-    assert planned(work, config, *TARGETS) == {}
+    assert dry_run_jobs(work, config, *TARGETS) == {}
     config["scales"]["smoke"]["translation"]["beam_width"] = 3
-    assert planned(work, config, *TARGETS) == {"translate": 4, "score_translation": 2}
+    assert dry_run_jobs(work, config, *TARGETS) == {"translate": 4, "score_translation": 2}
     config["scales"]["smoke"]["translation"]["max_steps"] = 6
-    jobs = planned(work, config, *TARGETS)
+    jobs = dry_run_jobs(work, config, *TARGETS)
     assert jobs["train_translation"] == 2 and jobs["evaluate_translation"] == 2
     assert "translation_data" not in jobs  # the data do not depend on the schedule
