@@ -14,7 +14,9 @@ paper-scale training, in one call that fits a budget (default 300 s), writing CS
    of equal size: seconds per batch, tokens/s, ratio, ratio per recurrent parameter;
 4. ``epoch_times.csv``: a few timed steps of each paper-scale text model on the prepared
    corpora under ``--data`` (``epoch_times.py``), extrapolated to an epoch; datasets that are
-   not there are listed in ``skipped.csv``;
+   not there are listed in ``skipped.csv``; and of each translation model (major_minor Table
+   XII) on random pairs of the lengths ``rnnrepro.translation_cost`` assumes for WMT'14, an
+   epoch being max_steps / max_epochs steps (the measured rate then prices their runs);
 5. ``training.csv``, ``training_summary.csv``: memory's LSTM-650 on PTB (paper 67.2 test
    perplexity), trial 1 of its search at paper settings, trained in what is left of the budget
    and stopped with SIGTERM (it checkpoints) if the budget runs out: its finished epochs, and
@@ -54,6 +56,7 @@ import bench_cells  # noqa: E402
 import epoch_times  # noqa: E402
 
 from rnnrepro import config as cfg  # noqa: E402
+from rnnrepro import translation_cost  # noqa: E402
 from rnnrepro.fileio import atomic_open  # noqa: E402
 
 TRAINING = ("memory", "ptb_stream", "lstm_650")  # paper: 67.2 test perplexity (Table 1)
@@ -156,6 +159,77 @@ def epoch_rows(
     return measured, skipped
 
 
+def translation_rows(
+    config: dict, device: torch.device, small: bool, models: list[str] | None = None
+) -> list[dict]:
+    """Timed training steps of each paper-scale translation model (``--sample small``: at
+    0.05 of the width, a vocabulary of 500) on random pairs of WMT'14's assumed lengths, the
+    batch's target padded as assumed; extrapolated to an epoch (max_steps / max_epochs)."""
+    from rnnrepro.evaluation.translation import batch_nll, pair_batch
+    from rnnrepro.models import build_model
+
+    lengths, rows = translation_cost.WMT14, []
+    for experiment, entry in config["experiments"].items():
+        for name, model in entry["models"].items():
+            translates = cfg.architecture(config, experiment, name) in cfg.TRANSLATION_ARCHITECTURES
+            if not translates or (models and name not in models):
+                continue
+            for dataset in cfg.datasets(config, experiment):
+                if dataset not in cfg.model_families(entry, model):
+                    continue
+                run = cfg.run_config(config, experiment, dataset, name)
+                hparams, vocab = dict(run["hparams"]), run["translation"]["vocab_size"]
+                if small:
+                    hparams["embedding_dim"] = 50
+                    hparams["layer_sizes"] = [round(0.05 * s) for s in hparams["layer_sizes"]]
+                    vocab = 500
+                torch.manual_seed(0)
+                net = build_model(run["architecture"], ["<pad>"] * vocab, **hparams).to(device)
+                optimizer = torch.optim.SGD(net.parameters(), lr=run["training"]["lr"])
+                batch_size = run["training"]["batch_size"]
+                source, target = int(lengths.source), int(lengths.target)
+                longest = round(lengths.target_padding * (target + 1)) - 1
+                pairs = [
+                    (
+                        torch.randint(4, vocab, (source,)).tolist(),
+                        torch.randint(4, vocab, (longest if b == 0 else target,)).tolist(),
+                    )
+                    for b in range(batch_size)
+                ]
+                batch = pair_batch(pairs, 1, 2, device)
+                times = []
+                for _ in range(2 if small else 4):  # the first warms up
+                    start = time.perf_counter()
+                    optimizer.zero_grad(set_to_none=True)
+                    (batch_nll(net, batch) / batch_size).backward()
+                    torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+                    optimizer.step()
+                    if device.type == "cuda":
+                        torch.cuda.synchronize()
+                    times.append(time.perf_counter() - start)
+                per_batch = sum(times[1:]) / len(times[1:])
+                steps = run["translation"]["max_steps"] // run["training"]["max_epochs"]
+                row = {
+                    "experiment": experiment,
+                    "dataset": cfg.family(dataset),
+                    "model": name,
+                    "params": net.num_parameters(),
+                    "batches_per_epoch": steps,
+                    "seconds_per_batch": round(per_batch, 4),
+                    "train_seconds": round(per_batch * steps, 1),
+                    "val_seconds": "",
+                    "epoch_seconds": round(per_batch * steps, 1),
+                    "load_average": round(os.getloadavg()[0], 2),
+                    "device": bench_cells.device_label(device),
+                }
+                if small:
+                    row["model"] += " (small sample)"
+                rows.append(row)
+                print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+                del net, optimizer
+    return rows
+
+
 def train_until(config: dict, data: Path, device: str, out: Path, seconds: float):
     """Train TRAINING at paper settings (trial 1) for at most ``seconds``: its epochs, and a
     summary with its test perplexity if it finished."""
@@ -238,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     write_csv(args.out / "cells.csv", cell_rows(device, small))
     step_end = time.monotonic() + 0.4 * (deadline - time.monotonic())
     measured, skipped = epoch_rows(config, args.data, device, small, step_end, args.models)
+    write_csv(args.out / "epoch_times.csv", measured)
+    measured += translation_rows(config, device, small, args.models)
     write_csv(args.out / "epoch_times.csv", measured)
     write_csv(args.out / "skipped.csv", skipped or [{"experiment": "", "why": "none skipped"}])
     if (args.data / TRAINING[1] / "vocab.txt").is_file():

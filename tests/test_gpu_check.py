@@ -20,7 +20,7 @@ def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
     budget = 40
     started = time.monotonic()
     argv = ["--device", "cpu", "--sample", "small", "--skip-tests", "--budget", str(budget)]
-    argv += ["--data", str(data), "--out", str(out), "--models", "lstm_650", "lstm_920"]
+    argv += ["--data", str(data), "--out", str(out), "--models", "lstm_650", "lstm_920", "nmt_lstm"]
     assert load_benchmark("gpu_check").main(argv) == 0
     assert time.monotonic() - started < budget + 20  # the last epoch and the checkpoint
     cells = pd.read_csv(out / "cells.csv")
@@ -29,8 +29,12 @@ def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
     ]  # fmt: skip
     assert (cells["seconds_per_batch"] > 0).all() and cells["device"].str.startswith("CPU").all()
     epochs = pd.read_csv(out / "epoch_times.csv")
-    assert set(epochs["model"]) == {"lstm_650", "lstm_920"}
-    assert set(epochs["dataset"]) == {"ptb_stream"} and (epochs["epoch_seconds"] > 0).all()
+    assert set(epochs["model"]) == {"lstm_650", "lstm_920", "nmt_lstm (small sample)"}
+    assert set(epochs["dataset"]) == {"ptb_stream", "wmt14_de_en"}
+    assert (epochs["epoch_seconds"] > 0).all()
+    # a translation epoch: max_steps / max_epochs steps of batch 128 (random WMT-length pairs)
+    nmt = epochs[epochs["dataset"] == "wmt14_de_en"].iloc[0]
+    assert nmt["batches_per_epoch"] == 34_000 and nmt["params"] < 10_000_000
     skipped = pd.read_csv(out / "skipped.csv")
     assert "wikitext2" in set(skipped["dataset"])  # not prepared: listed, not measured
     training = pd.read_csv(out / "training.csv")
