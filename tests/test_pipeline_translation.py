@@ -4,9 +4,11 @@ a new beam width retranslates and rescores but never retrains, a new step count 
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
+import yaml
 from pipeline_utils import base_config, dry_run_jobs, run_snakemake
 
 pytestmark = pytest.mark.slow
@@ -61,3 +63,52 @@ def test_nothing_reruns_then_a_beam_width_retranslates_and_steps_retrain(track):
     jobs = dry_run_jobs(work, config, *TARGETS)
     assert jobs["train_translation"] == 2 and jobs["evaluate_translation"] == 2
     assert "translation_data" not in jobs  # the data do not depend on the schedule
+
+
+def write_wmt_fixture(mirror, pairs_per_file: int = 40) -> dict:
+    """WMT-shaped files of generated German-English pairs under ``mirror`` (the registry's
+    mirror paths: plain aligned training and validation sides, SGML test sets, one with an
+    escaped entity) and their ``data_sources`` overrides."""
+    from rnnrepro.data.parallel import stand_in_pairs
+    from rnnrepro.data.sources import WMT_FILES
+
+    overrides, seed = {}, 10
+    for name in WMT_FILES:
+        stem, side = name.split(".")[0], name.split(".")[1]
+        seed += side == "de"
+        pairs = stand_in_pairs(pairs_per_file, seed, words=30)
+        lines = [src if side == "de" else tgt for src, tgt in pairs]
+        if name.endswith(".sgm"):
+            lines[0] += " &amp; co"  # an entity: unescaped to "&"
+            body = "".join(f'<seg id="{i}">{line}</seg>\n' for i, line in enumerate(lines, 1))
+            text = f'<srcset setid="{stem}">\n<doc docid="d1">\n{body}</doc>\n</srcset>\n'
+        else:
+            text = "".join(f"{line}\n" for line in lines)
+        path = mirror / "wmt14-de-en" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        overrides[name] = {"sha256": digest, "mirror_path": f"wmt14-de-en/{name}"}
+    return {"wmt14_de_en": overrides}
+
+
+def test_the_corpus_path_reads_wmts_files_through_the_mirror(tmp_path):
+    """With no stand-in, the runs read the corpus: the three training corpora's sides, the
+    validation set and the SGML test sets, downloaded (here: from a fixture mirror, verified by
+    sha256) and prepared; Table XII then says that the runs read WMT."""
+    mirror, work = tmp_path / "mirror", tmp_path / "work"
+    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(write_wmt_fixture(mirror)))
+    work.mkdir()
+    config = translation_config()
+    config.update(data_mirror=str(mirror), data_sources=str(tmp_path / "sources.yaml"))
+    config["scales"]["smoke"]["translation"]["stand_in"] = None
+    target = f"{RUN.format(model='nmt_mmlstm')}/translation.json"
+    run_snakemake(work, config, target)
+    data = json.loads((work / "results/data/wmt14_de_en/data.json").read_text())
+    assert data["corpus"] == "wmt" and data["pairs"]["train_read"] == 3 * 40
+    assert data["pairs"]["val"] == data["pairs"]["newstest2015"] == 40
+    references = (work / "results/data/wmt14_de_en/newstest2016.ref").read_text().splitlines()
+    assert len(references) == 40 and references[0].endswith(" & co")
+    scored = json.loads((work / target).read_text())
+    assert scored["run"]["translation"]["corpus"] == "wmt"
+    assert set(scored["tests"]) == {"newstest2015", "newstest2016"}

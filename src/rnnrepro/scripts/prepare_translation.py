@@ -89,9 +89,13 @@ def main(argv: list[str] | None = None) -> None:
         sp = spm.SentencePieceProcessor(model_file=str(model))
         pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
 
+        def pieces_of(text: str) -> list[str]:
+            # by id: a character BPE never saw is <unk> (sentencepiece's str output keeps it)
+            return [sp.id_to_piece(i) for i in sp.encode(text)]
+
         def encoded(pairs, limit=None):
             for src, tgt in pairs:
-                a, b = sp.encode(src, out_type=str), sp.encode(tgt, out_type=str)
+                a, b = pieces_of(src), pieces_of(tgt)
                 if limit is None or (0 < len(a) <= limit and 0 < len(b) <= limit):
                     yield a, b
 
