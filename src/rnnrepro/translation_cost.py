@@ -39,7 +39,7 @@ from . import config as cfg
 
 # WMT'14 En-De's evaluation sets (sentences), major_minor Tables XI-XII: validation, then tests.
 EVAL_SENTENCES = {"newstest2013": 3000, "newstest2015": 2169, "newstest2016": 2999}
-VAL_BATCH = 64  # translation_task.EVAL_BATCH: validation and test perplexity, forward only
+VAL_BATCH = 64  # evaluation.translation.EVAL_BATCH_SIZE: validation and test perplexity
 
 
 @dataclass(frozen=True)

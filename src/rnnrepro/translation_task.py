@@ -30,8 +30,6 @@ from rnnrepro.procedures import BatchLoss
 from rnnrepro.tasks import SORT_WINDOW, TASKS
 from rnnrepro.training import Task, history_columns_for
 
-EVAL_BATCH = 64  # sentences per validation batch (no number depends on it beyond rounding)
-
 
 def read_vocab(path: str | Path) -> list[str]:
     """The BPE pieces of ``vocab.txt`` in id order; ValueError when the special ids are not
@@ -115,7 +113,7 @@ class TranslationTask(Task):
         return BatchLoss(batch_nll(model, pairs), pairs.src.size(1), None, self.lr_scale(step))
 
     def evaluate(self, model):
-        result = corpus_loss(model, self.val, EVAL_BATCH, self.bos, self.eos, self.device)
+        result = corpus_loss(model, self.val, self.bos, self.eos, self.device)
         return {"loss": result["loss"], "ppl": result["ppl"]}
 
 

@@ -112,7 +112,8 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str], lang: str = "en")
 class Pairs(Sequence):
     """Sentence pairs as ids, stored flat (two int32 arrays and their offsets: WMT'14's 4.5M
     pairs take ~1 GB, not the ~9 GB of Python lists); ``pairs[i]`` is (source ids, target ids)
-    as lists, ``lengths(side)`` the lengths of every pair's ``"source"`` or ``"target"``."""
+    as lists, ``tokens(side)`` all ids of the ``"source"`` or ``"target"`` sides in order,
+    ``lengths(side)`` the length of each pair's side."""
 
     def __init__(self, sources: array, targets: array, source_ends: array, target_ends: array):
         self._data = {"source": sources, "target": targets}
@@ -131,6 +132,10 @@ class Pairs(Sequence):
         if i < 0:
             i += len(self)
         return self._side("source", i), self._side("target", i)
+
+    def tokens(self, side: str) -> array:
+        """Every pair's ``side`` ids, one after another."""
+        return self._data[side]
 
     def lengths(self, side: str) -> list[int]:
         ends = self._ends[side]

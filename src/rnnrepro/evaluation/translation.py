@@ -19,9 +19,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from rnnrepro.data.parallel import Pairs
 from rnnrepro.models.seq2seq import PAD, LuongNMT
 
 Pair = tuple[Sequence[int], Sequence[int]]
+EVAL_BATCH_SIZE = 64  # sentences per batch of a perplexity (no number depends on it but rounding)
 
 
 class PairBatch(NamedTuple):
@@ -67,7 +69,12 @@ def batch_nll(model: LuongNMT, batch: PairBatch) -> Tensor:
 
 @torch.no_grad()
 def corpus_loss(
-    model: LuongNMT, pairs: Sequence[Pair], batch_size: int, bos: int, eos: int, device
+    model: LuongNMT,
+    pairs: Sequence[Pair],
+    bos: int,
+    eos: int,
+    device,
+    batch_size: int = EVAL_BATCH_SIZE,
 ) -> dict:
     """Mean NLL per target token (eos included) of ``pairs`` and its perplexity, in batches
     of sentences of similar source length (the order changes no number beyond rounding)."""
@@ -90,21 +97,23 @@ def _select(state: list, index: Tensor) -> list:
     ]
 
 
-def unigram_perplexity(
-    train: Sequence[Pair], pairs: Sequence[Pair], vocab_size: int, eos: int
-) -> float:
-    """The perplexity per target token (eos included) of ``pairs`` under an add-one unigram
-    model of the target pieces fit on ``train``: what a translator that ignores its source
-    scores (the reference under a translation table's perplexities)."""
-    counts = torch.zeros(vocab_size, dtype=torch.float64)
-    for _, target in train:
-        counts += torch.bincount(torch.tensor([*target, eos]), minlength=vocab_size)
-    log_probs = (counts + 1).log() - (counts.sum() + vocab_size).log()
-    total, tokens = 0.0, 0
-    for _, target in pairs:
-        total -= float(log_probs[[*target, eos]].sum())
-        tokens += len(target) + 1
-    return math.exp(total / max(tokens, 1))
+def unigram_log_probs(train: Pairs, vocab_size: int, eos: int) -> Tensor:
+    """Log-probabilities of an add-one unigram model of the target pieces of ``train``, eos
+    included: the translator that ignores its source (the reference under a translation
+    table's perplexities)."""
+    counts = torch.bincount(torch.tensor(train.tokens("target")), minlength=vocab_size)
+    counts = counts.double()
+    counts[eos] += len(train)
+    return (counts + 1).log() - (counts.sum() + vocab_size).log()
+
+
+def unigram_perplexity(log_probs: Tensor, pairs: Pairs, eos: int) -> float:
+    """The perplexity per target token (eos included) of ``pairs`` under ``log_probs``
+    (``unigram_log_probs``)."""
+    tokens = pairs.tokens("target")
+    total = float(log_probs[torch.tensor(tokens, dtype=torch.long)].sum())
+    total += len(pairs) * float(log_probs[eos])
+    return math.exp(-total / max(len(tokens) + len(pairs), 1))
 
 
 @torch.no_grad()

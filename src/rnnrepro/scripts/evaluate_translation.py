@@ -10,10 +10,9 @@ import json
 from rnnrepro.data.parallel import SPECIAL_IDS, read_pairs
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import run_summary
-from rnnrepro.evaluation.translation import corpus_loss, unigram_perplexity
+from rnnrepro.evaluation.translation import corpus_loss, unigram_log_probs, unigram_perplexity
 from rnnrepro.fileio import write_text_atomic
 from rnnrepro.models import load_model
-from rnnrepro.translation_task import EVAL_BATCH
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -34,12 +33,12 @@ def main(argv: list[str] | None = None) -> None:
     index = {piece: i for i, piece in enumerate(record["vocab"])}
     bos, eos = SPECIAL_IDS["bos_id"], SPECIAL_IDS["eos_id"]
 
-    train = read_pairs(args.train, index)
+    unigram = unigram_log_probs(read_pairs(args.train, index), len(index), eos)
 
     def score(path: str) -> dict:
         pairs = read_pairs(path, index)
-        result = corpus_loss(model, pairs, EVAL_BATCH, bos, eos, device)
-        return {**result, "unigram_ppl": unigram_perplexity(train, pairs, len(index), eos)}
+        result = corpus_loss(model, pairs, bos, eos, device)
+        return {**result, "unigram_ppl": unigram_perplexity(unigram, pairs, eos)}
 
     metrics = {
         **run_summary(args.model, record),
