@@ -6,15 +6,20 @@ paper-scale training, in one call that fits a budget (default 300 s), writing CS
 
 ``--out`` defaults to ``$RNNREPRO_GPU_CHECK_OUT``. Steps, each written as soon as it is done:
 
-1. ``environment.csv``: device, torch, CUDA and cuDNN versions;
-2. ``tests.csv``: the CUDA tests (``tests/test_cuda*.py``), one row per test (``--skip-tests``
-   leaves them out; on a CPU they would only be skipped);
+1. ``environment.csv``: device, torch, CUDA and cuDNN versions, and the CPU loops in use
+   (``RNNREPRO_KERNELS``, here ``python`` unless set: the compiled CPU loops time nothing on
+   a GPU, and building them costs tens of seconds);
+2. ``tests.csv``: the CUDA tests (``tests/test_cuda*.py``), one row per test, within
+   ``TESTS_SHARE`` of the budget (past it, the finished tests' rows and one ``timeout`` row;
+   ``--skip-tests`` leaves them out; on a CPU they would only be skipped);
 3. ``cells.csv``: every registered model at the Dyck and WikiText-2 benchmark sizes and the
    paper-size text models (``bench_cells.py``), each against an ``nn.LSTM`` (cuDNN on a GPU)
    of equal size: seconds per batch, tokens/s, ratio, ratio per recurrent parameter;
 4. ``epoch_times.csv``: a few timed steps of each paper-scale text model on the prepared
-   corpora under ``--data`` (``epoch_times.py``), extrapolated to an epoch; datasets that are
-   not there are listed in ``skipped.csv``; and of each translation model (major_minor Table
+   corpora under ``--data`` (``epoch_times.py``), extrapolated to an epoch, within
+   ``EPOCHS_SHARE`` of what is left, in ``sample_order`` (every group that the cost scales
+   from first); models not timed, and datasets that are not there, are listed in
+   ``skipped.csv``; and of each translation model (major_minor Table
    XII) on random pairs of the lengths ``rnnrepro.translation_cost`` assumes for WMT'14, an
    epoch being max_steps / max_epochs steps (the measured rate then prices their runs);
 5. ``training.csv``, ``training_summary.csv``: memory's LSTM-650 on PTB (paper 67.2 test
@@ -56,10 +61,12 @@ import bench_cells  # noqa: E402
 import epoch_times  # noqa: E402
 
 from rnnrepro import config as cfg  # noqa: E402
-from rnnrepro import translation_cost  # noqa: E402
+from rnnrepro import cost, translation_cost  # noqa: E402
 from rnnrepro.fileio import atomic_open  # noqa: E402
 
 TRAINING = ("memory", "ptb_stream", "lstm_650")  # paper: 67.2 test perplexity (Table 1)
+TESTS_SHARE = 0.3  # of the budget, at most, for the CUDA tests
+EPOCHS_SHARE = 0.5  # of what the tests and cells leave, for the epoch samples (they price runs)
 EPOCH_LINE = re.compile(r"^epoch=(\d+) (.*)$")
 
 
@@ -82,24 +89,39 @@ def environment(device: torch.device) -> list[dict]:
             "cuda": torch.version.cuda if cuda else "",
             "cudnn": torch.backends.cudnn.version() if cuda else "",
             "python": platform.python_version(),
+            "cpu_loops": os.environ.get("RNNREPRO_KERNELS", "auto"),
             "host": platform.node(),
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     ]
 
 
-def cuda_tests(out: Path, timeout: float) -> list[dict]:
-    """Run the CUDA test modules; one row per test case from pytest's JUnit XML."""
+def cuda_tests(out: Path, timeout: float, paths: list[Path] | None = None) -> list[dict]:
+    """Run the CUDA test modules (or ``paths``); one row per test case from pytest's JUnit XML.
+    Past ``timeout`` pytest is interrupted (SIGINT, so that it writes the XML of the tests it
+    finished), and a last row says the rest timed out."""
     report = out / "tests.xml"
+    report.unlink(missing_ok=True)
+    paths = paths or sorted((ROOT / "tests").glob("test_cuda*.py"))
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    command += sorted(str(p) for p in (ROOT / "tests").glob("test_cuda*.py"))
-    command += [f"--junitxml={report}"]
+    command += [str(p) for p in paths] + [f"--junitxml={report}"]
+    proc = subprocess.Popen(command, cwd=ROOT)
+    timed_out = False
     try:
-        subprocess.run(command, cwd=ROOT, timeout=timeout, check=False)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return [{"test": "(all)", "outcome": "timeout", "seconds": timeout, "message": ""}]
+        timed_out = True
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
     rows = []
-    for case in ET.parse(report).iter("testcase"):
+    cases = ET.parse(report).iter("testcase") if report.is_file() else ()
+    for case in cases:
+        if case.get("name") is None:  # the test that was interrupted
+            continue
         outcome, message = "passed", ""
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
@@ -112,6 +134,8 @@ def cuda_tests(out: Path, timeout: float) -> list[dict]:
                 "message": message,
             }
         )
+    if timed_out:
+        rows.append({"test": "(the rest)", "outcome": "timeout", "seconds": timeout, "message": ""})
     return rows
 
 
@@ -139,24 +163,60 @@ def epoch_rows(
         val_tokens=2000 if small else 20000,
     )
     measured, skipped = [], []
-    for experiment, entry in config["experiments"].items():
-        for model_name, model in entry["models"].items():
-            if models and model_name not in models:
-                continue
-            for family in cfg.model_families(entry, model):
-                dataset = epoch_times.FAMILY_DATASET.get(family)
-                if dataset is None:
-                    continue
-                key = {"experiment": experiment, "dataset": dataset, "model": model_name}
-                if not (data / dataset / "vocab.txt").is_file():
-                    skipped.append({**key, "why": f"no prepared data in {data / dataset}"})
-                elif time.monotonic() > deadline:
-                    skipped.append({**key, "why": "out of the step's time"})
-                else:
-                    row = epoch_times.measure(config, experiment, dataset, model_name, args, device)
-                    measured.append({**row, "device": bench_cells.device_label(device)})
-                    print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    for experiment, dataset, model_name in sample_order(config, text_runs(config, models)):
+        key = {"experiment": experiment, "dataset": dataset, "model": model_name}
+        if not (data / dataset / "vocab.txt").is_file():
+            skipped.append({**key, "why": f"no prepared data in {data / dataset}"})
+        elif time.monotonic() > deadline:
+            skipped.append({**key, "why": "out of the step's time"})
+        else:
+            row = epoch_times.measure(config, experiment, dataset, model_name, args, device)
+            measured.append({**row, "device": bench_cells.device_label(device)})
+            print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     return measured, skipped
+
+
+def text_runs(config: dict, models: list[str] | None = None) -> list[tuple[str, str, str]]:
+    """(experiment, dataset timed, model) of every text model (of ``models``, if given)."""
+    return [
+        (experiment, dataset, name)
+        for experiment, entry in config["experiments"].items()
+        for name, model in entry["models"].items()
+        if not models or name in models
+        for family in cfg.model_families(entry, model)
+        if (dataset := epoch_times.FAMILY_DATASET.get(family)) is not None
+    ]
+
+
+def sample_order(config: dict, keys: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """``keys`` (experiment, dataset, model) in the order to time them, so that a step cut short
+    still prices as many runs as it can: ``cost.scaled_epoch`` scales an unmeasured run from a
+    measured one of its group (experiment, family, architecture, batch size). Groups take turns,
+    the experiments' first groups first, then their second ones, and so on; each group gives
+    its largest model at its first turn, its smallest at its second, then the others largest
+    first."""
+    groups: dict[tuple, list[tuple[int, tuple[str, str, str]]]] = {}
+    for experiment, dataset, model in keys:
+        try:
+            architecture, batch, count = cost.run_size(config, experiment, dataset, model)
+        except ValueError:  # no parameter formula: nothing scales from it; its own group
+            architecture, batch, count = model, 0, 0
+        group = (experiment, cfg.family(dataset), architecture, batch)
+        groups.setdefault(group, []).append((count, (experiment, dataset, model)))
+    experiments = list(dict.fromkeys(group[0] for group in groups))
+    turns: dict[str, int] = {}
+    queues = []  # (the group's rank within its experiment, experiment order, its keys in turn)
+    for group, members in groups.items():
+        members.sort(key=lambda member: -member[0])  # stable: config order among equals
+        by_size = [key for _, key in members]
+        by_size.insert(1, by_size.pop())  # the smallest second
+        rank = turns[group[0]] = turns.get(group[0], -1) + 1
+        queues.append((rank, experiments.index(group[0]), by_size))
+    queues.sort(key=lambda queue: queue[:2])
+    ordered = []
+    for turn in range(max((len(q[2]) for q in queues), default=0)):
+        ordered += [keys_[turn] for *_, keys_ in queues if turn < len(keys_)]
+    return ordered
 
 
 def translation_rows(
@@ -301,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device here (use --device cpu --sample small)")
     deadline = time.monotonic() + args.budget
+    # the CPU side of the CUDA tests runs the Python loops (the oracle); building the compiled
+    # CPU loops would take tens of seconds of the budget and time nothing on the GPU
+    os.environ.setdefault("RNNREPRO_KERNELS", "python")
     small = args.sample == "small"
     args.out.mkdir(parents=True, exist_ok=True)
     config = yaml.safe_load(args.config.read_text())
@@ -308,9 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     cfg.check(config)
     write_csv(args.out / "environment.csv", environment(device))
     if not args.skip_tests:
-        write_csv(args.out / "tests.csv", cuda_tests(args.out, 0.3 * args.budget))
+        write_csv(args.out / "tests.csv", cuda_tests(args.out, TESTS_SHARE * args.budget))
     write_csv(args.out / "cells.csv", cell_rows(device, small))
-    step_end = time.monotonic() + 0.4 * (deadline - time.monotonic())
+    step_end = time.monotonic() + EPOCHS_SHARE * (deadline - time.monotonic())
     measured, skipped = epoch_rows(config, args.data, device, small, step_end, args.models)
     write_csv(args.out / "epoch_times.csv", measured)
     measured += translation_rows(config, device, small, args.models)

@@ -360,9 +360,10 @@ def estimate(
     return out
 
 
-def _count(config: dict, experiment: str, dataset: str, model: str) -> tuple[str, int, int]:
-    """A run's architecture, training batch size and parameter count at the config's scale
-    (ValueError where ``budget.parameter_count`` has no formula for the architecture)."""
+def run_size(config: dict, experiment: str, dataset: str, model: str) -> tuple[str, int, int]:
+    """A run's architecture, training batch size and parameter count at the config's scale: what
+    ``scaled_epoch`` scales by (ValueError where ``budget.parameter_count`` has no formula for
+    the architecture)."""
     settings = cfg.run_config(config, experiment, dataset, model)
     architecture = settings["architecture"]
     vocab = cfg.TEXT_FAMILIES[cfg.family(dataset)]["vocab_size"]
@@ -378,7 +379,7 @@ def scaled_epoch(
     count, times the ratio of the counts; and that model's name (None without one)."""
     experiment, family = run.experiment, cfg.family(run.dataset)
     try:
-        own = _count(config, experiment, run.dataset, run.model)
+        own = run_size(config, experiment, run.dataset, run.model)
     except ValueError:
         return None
     candidates = []
@@ -389,7 +390,7 @@ def scaled_epoch(
         if family not in cfg.model_families(config["experiments"][exp], models[model]):
             continue
         try:
-            architecture, batch, count = _count(config, exp, run.dataset, model)
+            architecture, batch, count = run_size(config, exp, run.dataset, model)
         except ValueError:
             continue
         if (architecture, batch) == own[:2]:
