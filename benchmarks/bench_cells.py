@@ -12,6 +12,9 @@ list of (model, hyper-parameters) per shape), relative to the registry ``lstm`` 
 h = 991, e = 128 at the same B, T, V; default output benchmarks/results/cells_text.csv:
 
     python benchmarks/bench_cells.py --text [--text-sizes char001 char003] [--time-steps T]
+
+``--graphs`` (with ``--text`` on CUDA) also replays each batch from one CUDA graph: the time a
+fixed-shape window would take without the Python loops' per-step launch overhead.
 """
 
 from __future__ import annotations
@@ -143,10 +146,42 @@ def hparams(name: str, size: dict) -> dict:
 
 def time_training(model: nn.Module, size: dict, repeats: int, device: torch.device = CPU) -> float:
     """Median seconds per training batch (forward + loss + backward) on random tokens."""
+    batch = training_batch(model, size, device)
+    batch()  # warm-up: lazy initialisation (threads, CUDA context, cuDNN plans)
+    return median_seconds(batch, repeats, device)
+
+
+def time_training_graphed(
+    model: nn.Module, size: dict, repeats: int, device: torch.device
+) -> float:
+    """Median seconds per training batch replayed from one CUDA graph of the whole batch
+    (``capture``): what removing the per-step launch overhead of the Python time loops could
+    win. Raises where a model cannot be captured (a host synchronisation in its step, say)."""
+    return median_seconds(
+        capture(training_batch(model, size, device), device).replay, repeats, device
+    )
+
+
+def capture(step, device: torch.device, warmup: int = 3) -> torch.cuda.CUDAGraph:
+    """A CUDA graph of ``step()`` (forward, loss and backward at a fixed shape), captured after
+    ``warmup`` eager runs on a side stream; ``graph.replay()`` then runs it again."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            step()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph
+
+
+def training_batch(model: nn.Module, size: dict, device: torch.device):
+    """One training batch of ``model`` on fixed random tokens, as a function."""
     V = len(size["vocab"])
     model.to(device)
     tokens = torch.randint(0, V, (size["T"], size["B"])).to(device)
-    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
 
     def batch() -> None:
         model.zero_grad(set_to_none=True)
@@ -154,19 +189,25 @@ def time_training(model: nn.Module, size: dict, repeats: int, device: torch.devi
         targets = tokens % logits.shape[-1]  # a closing-bracket classifier has fewer outputs
         F.cross_entropy(logits.flatten(0, 1), targets.flatten()).backward()
 
-    batch()  # warm-up: lazy initialisation (threads, CUDA context, cuDNN plans)
+    return batch
+
+
+def median_seconds(step, repeats: int, device: torch.device) -> float:
+    """Median over ``repeats`` of the seconds per ``step()`` (warmed up already), each repeat
+    running enough steps to last ``MIN_REPEAT_SECONDS``."""
+    sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
     sync()
     start = time.perf_counter()
-    batch()
+    step()
     sync()
-    batches = max(1, round(MIN_REPEAT_SECONDS / (time.perf_counter() - start)))
+    steps = max(1, round(MIN_REPEAT_SECONDS / (time.perf_counter() - start)))
     timings = []
     for _ in range(repeats):
         start = time.perf_counter()
-        for _ in range(batches):
-            batch()
+        for _ in range(steps):
+            step()
         sync()
-        timings.append((time.perf_counter() - start) / batches)
+        timings.append((time.perf_counter() - start) / steps)
     return statistics.median(timings)
 
 
@@ -236,8 +277,13 @@ def run_text(
     repeats: int,
     time_steps: int | None,
     device: torch.device = CPU,
+    graphs: bool = False,
+    deadline: float | None = None,
 ) -> list[dict]:
-    """Time the paper-size text models of ``TEXT_SIZES``; the first model is the reference."""
+    """Time the paper-size text models of ``TEXT_SIZES``; the first model is the reference.
+    ``graphs`` (CUDA) also times each batch replayed from a CUDA graph
+    (``time_training_graphed``), or says why it could not be captured. Models not begun by
+    ``deadline`` (``time.monotonic()``) are left out."""
     rows = []
     for size_name in sizes:
         spec = TEXT_SIZES[size_name]
@@ -245,20 +291,24 @@ def run_text(
         size["vocab"] = [f"c{i}" for i in range(spec["V"])]
         ref = None
         for label, name, kwargs in spec["models"]:
+            if deadline is not None and time.monotonic() > deadline:
+                print(f"[{size_name}] {label}: out of time", flush=True)
+                continue
             torch.manual_seed(0)
             model = build_model(name, size["vocab"], **kwargs)
             seconds = time_training(model, size, repeats, device)
             ref = ref or seconds
-            rows.append(
-                {
-                    "size": size_name,
-                    "model": label,
-                    "tokens_per_s": round(size["B"] * size["T"] / seconds),
-                    "seconds_per_batch": round(seconds, 5),
-                    "ratio_to_nn_lstm": round(seconds / ref, 2),
-                    "device": device_label(device),
-                }
-            )
+            row = {
+                "size": size_name,
+                "model": label,
+                "tokens_per_s": round(size["B"] * size["T"] / seconds),
+                "seconds_per_batch": round(seconds, 5),
+                "ratio_to_nn_lstm": round(seconds / ref, 2),
+                "device": device_label(device),
+            }
+            if graphs:
+                row.update(graphed_columns(model, size, repeats, device, seconds))
+            rows.append(row)
             print(
                 f"[{size_name} B={size['B']} T={size['T']}] {label} "
                 f"({model.num_parameters():,} parameters): {seconds:.3f} s/batch, "
@@ -266,6 +316,22 @@ def run_text(
                 flush=True,
             )
     return rows
+
+
+def graphed_columns(
+    model: nn.Module, size: dict, repeats: int, device: torch.device, eager: float
+) -> dict:
+    """The CUDA-graph columns of a row: seconds per replayed batch and the speed-up over the
+    eager ``eager`` seconds, or the error that stopped the capture."""
+    try:
+        seconds = time_training_graphed(model, size, repeats, device)
+    except Exception as err:  # the model's step cannot be captured: say why
+        return {"graphed_seconds_per_batch": "", "graph_speedup": "", "graph_error": repr(err)}
+    return {
+        "graphed_seconds_per_batch": round(seconds, 5),
+        "graph_speedup": round(eager / seconds, 2),
+        "graph_error": "",
+    }
 
 
 def main() -> None:
@@ -284,8 +350,13 @@ def main() -> None:
         "--wt2-vocab", type=int, default=1000, help="decoder vocabulary at the wt2 size"
     )
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    parser.add_argument(
+        "--graphs", action="store_true", help="--text on CUDA: also time batches from CUDA graphs"
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
+    if args.graphs and (not args.text or device.type != "cuda"):
+        parser.error("--graphs times the --text models on a CUDA --device")
     torch.set_num_threads(1)
     if args.out is None:
         name = "cells_text.csv" if args.text else "cells.csv"
@@ -293,7 +364,7 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     if args.text:
-        rows = run_text(args.text_sizes, args.repeats, args.time_steps, device)
+        rows = run_text(args.text_sizes, args.repeats, args.time_steps, device, args.graphs)
     else:
         rows = run(args.sizes, args.repeats, args.wt2_vocab, device)
     print(f"time loops of the custom cells: {native.backend()} (RNNREPRO_KERNELS)")

@@ -2,9 +2,11 @@
 paper-scale training, in one call that fits a budget (default 300 s), writing CSVs to one folder.
 
     python benchmarks/gpu_check.py --out DIR [--device cuda] [--budget 300] \\
-        [--data results/data] [--config config.yaml]
+        [--data results/data] [--config config.yaml] [--work SCRATCH]
 
-``--out`` defaults to ``$RNNREPRO_GPU_CHECK_OUT``. Steps, each written as soon as it is done:
+``--out`` defaults to ``$RNNREPRO_GPU_CHECK_OUT`` and holds only the CSVs (``OUTPUTS``, at
+most the 8 files a device call returns); the tests' XML and the training's checkpoint and log
+go to ``--work`` (default: a new temporary folder). Steps, each written as soon as it is done:
 
 1. ``environment.csv``: device, torch, CUDA and cuDNN versions, and the CPU loops in use
    (``RNNREPRO_KERNELS``, here ``python`` unless set: the compiled CPU loops time nothing on
@@ -22,7 +24,11 @@ paper-scale training, in one call that fits a budget (default 300 s), writing CS
    ``skipped.csv``; and of each translation model (major_minor Table
    XII) on random pairs of the lengths ``rnnrepro.translation_cost`` assumes for WMT'14, an
    epoch being max_steps / max_epochs steps (the measured rate then prices their runs);
-5. ``training.csv``, ``training_summary.csv``: memory's LSTM-650 on PTB (paper 67.2 test
+5. ``cells_graphed.csv`` (CUDA only): the paper-size text models of ``cells.csv`` again, each
+   batch also replayed from one CUDA graph (``bench_cells.time_training_graphed``), within
+   ``GRAPHS_SHARE``: how much of a custom cell's gap to cuDNN is per-step launch overhead, or
+   the error that stopped its capture;
+6. ``training.csv``, ``training_summary.csv``: memory's LSTM-650 on PTB (paper 67.2 test
    perplexity), trial 1 of its search at paper settings, trained in what is left of the budget
    and stopped with SIGTERM (it checkpoints) if the budget runs out: its finished epochs, and
    its test perplexity if it finished (``evaluate_text``).
@@ -45,6 +51,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -67,11 +74,26 @@ from rnnrepro.fileio import atomic_open  # noqa: E402
 TRAINING = ("memory", "ptb_stream", "lstm_650")  # paper: 67.2 test perplexity (Table 1)
 TESTS_SHARE = 0.3  # of the budget, at most, for the CUDA tests
 EPOCHS_SHARE = 0.5  # of what the tests and cells leave, for the epoch samples (they price runs)
+GRAPHS_SHARE = 0.15  # of the same, for the text models replayed from CUDA graphs (after them)
+# what --out holds: a device call returns at most 8 files (scratch goes to --work)
+OUTPUTS = (
+    "environment.csv",
+    "tests.csv",
+    "cells.csv",
+    "epoch_times.csv",
+    "skipped.csv",
+    "cells_graphed.csv",
+    "training.csv",
+    "training_summary.csv",
+)
 EPOCH_LINE = re.compile(r"^epoch=(\d+) (.*)$")
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
-    """Write ``rows`` (the union of their keys as columns) atomically."""
+    """Write ``rows`` (the union of their keys as columns) atomically; ``path`` is named in
+    ``OUTPUTS``."""
+    if path.name not in OUTPUTS:
+        raise ValueError(f"{path.name}: not one of gpu_check.OUTPUTS")
     columns = list(dict.fromkeys(key for row in rows for key in row))
     with atomic_open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns)
@@ -96,11 +118,11 @@ def environment(device: torch.device) -> list[dict]:
     ]
 
 
-def cuda_tests(out: Path, timeout: float, paths: list[Path] | None = None) -> list[dict]:
+def cuda_tests(work: Path, timeout: float, paths: list[Path] | None = None) -> list[dict]:
     """Run the CUDA test modules (or ``paths``); one row per test case from pytest's JUnit XML.
     Past ``timeout`` pytest is interrupted (SIGINT, so that it writes the XML of the tests it
     finished), and a last row says the rest timed out."""
-    report = out / "tests.xml"
+    report = work / "tests.xml"
     report.unlink(missing_ok=True)
     paths = paths or sorted((ROOT / "tests").glob("test_cuda*.py"))
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
@@ -144,6 +166,13 @@ def cell_rows(device: torch.device, small: bool) -> list[dict]:
         return bench_cells.run(["dyck"], 1, 100, device, names=("lstm", "attention_lstm"))
     rows = bench_cells.run(["dyck", "wt2"], 3, 1000, device)
     return rows + bench_cells.run_text(list(bench_cells.TEXT_SIZES), 3, None, device)
+
+
+def graph_rows(device: torch.device, deadline: float) -> list[dict]:
+    """The paper-size text models' batches eager and replayed from a CUDA graph
+    (``bench_cells.run_text(graphs=True)``); models not reached by ``deadline`` are left out.
+    It runs after every other in-process step: a failed capture cannot spoil them."""
+    return bench_cells.run_text(list(bench_cells.TEXT_SIZES), 1, None, device, True, deadline)
 
 
 def epoch_rows(
@@ -290,13 +319,12 @@ def translation_rows(
     return rows
 
 
-def train_until(config: dict, data: Path, device: str, out: Path, seconds: float):
+def train_until(config: dict, data: Path, device: str, work: Path, seconds: float):
     """Train TRAINING at paper settings (trial 1) for at most ``seconds``: its epochs, and a
     summary with its test perplexity if it finished."""
     experiment, dataset, model = TRAINING
     run = cfg.run_config(config, experiment, dataset, model, trial=1)
     folder = data / dataset
-    work = out / "training"
     command = [
         sys.executable, "-m", "rnnrepro.scripts.train", "--run", json.dumps(run), "--seed", "1",
         "--device", device, "--train", str(folder / "train.txt"), "--val", str(folder / "val.txt"),
@@ -354,6 +382,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", choices=("full", "small"), default="full")
     parser.add_argument("--skip-tests", action="store_true")
     parser.add_argument("--models", nargs="*", help="sample the epochs of these models only")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="scratch: the tests' XML, the training's checkpoint and log (default: a new "
+        "temporary folder; --out holds only the CSVs, which a device call returns)",
+    )
     args = parser.parse_args(argv)
     if args.out is None:
         parser.error("give --out or set RNNREPRO_GPU_CHECK_OUT")
@@ -366,22 +400,29 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("RNNREPRO_KERNELS", "python")
     small = args.sample == "small"
     args.out.mkdir(parents=True, exist_ok=True)
+    work = args.work or Path(tempfile.mkdtemp(prefix="gpu_check_"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"scratch in {work}", flush=True)
     config = yaml.safe_load(args.config.read_text())
     config["scale"] = "paper"
     cfg.check(config)
     write_csv(args.out / "environment.csv", environment(device))
     if not args.skip_tests:
-        write_csv(args.out / "tests.csv", cuda_tests(args.out, TESTS_SHARE * args.budget))
+        write_csv(args.out / "tests.csv", cuda_tests(work, TESTS_SHARE * args.budget))
     write_csv(args.out / "cells.csv", cell_rows(device, small))
+    graphs_seconds = GRAPHS_SHARE * (deadline - time.monotonic())
     step_end = time.monotonic() + EPOCHS_SHARE * (deadline - time.monotonic())
     measured, skipped = epoch_rows(config, args.data, device, small, step_end, args.models)
     write_csv(args.out / "epoch_times.csv", measured)
     measured += translation_rows(config, device, small, args.models)
     write_csv(args.out / "epoch_times.csv", measured)
     write_csv(args.out / "skipped.csv", skipped or [{"experiment": "", "why": "none skipped"}])
+    if device.type == "cuda" and not small:
+        graphed = graph_rows(device, time.monotonic() + graphs_seconds)
+        write_csv(args.out / "cells_graphed.csv", graphed)
     if (args.data / TRAINING[1] / "vocab.txt").is_file():
         left = deadline - time.monotonic() - 15  # room for the test evaluation
-        epochs, summary = train_until(config, args.data, args.device, args.out, left)
+        epochs, summary = train_until(config, args.data, args.device, work / "training", left)
         write_csv(args.out / "training.csv", epochs)
         write_csv(args.out / "training_summary.csv", summary)
     print(f"done in {args.budget - (deadline - time.monotonic()):.0f} s", flush=True)

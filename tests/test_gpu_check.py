@@ -54,13 +54,14 @@ def test_the_device_image_lacks_what_it_lacks(tmp_path):
 
 
 def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
-    data, out = tmp_path / "data", tmp_path / "out"
+    data, out, work = tmp_path / "data", tmp_path / "out", tmp_path / "work"
     write_corpus(data / "ptb_stream", lines=200)
     budget = 40
     started = time.monotonic()
     command = [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--device", "cpu"]
     command += ["--sample", "small", "--skip-tests", "--budget", str(budget), "--data", str(data)]
-    command += ["--out", str(out), "--models", "lstm_650", "lstm_920", "nmt_lstm"]
+    command += ["--out", str(out), "--work", str(work), "--models", "lstm_650", "lstm_920"]
+    command += ["nmt_lstm"]
     env = device_image_env(tmp_path)
     env.pop("RNNREPRO_KERNELS", None)
     proc = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True)
@@ -88,7 +89,13 @@ def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
     if summary["finished"]:
         assert summary["exit_code"] == 0 and summary["test_ppl"] > 0
     else:  # stopped by SIGTERM: it checkpointed
-        assert summary["exit_code"] == 143 and (out / "training" / "checkpoint.pt").exists()
+        assert summary["exit_code"] == 143 and (work / "training" / "checkpoint.pt").exists()
+    # a device call returns at most 8 files from --out, each under 16 MiB: only the CSVs
+    outputs = load_benchmark("gpu_check").OUTPUTS
+    assert len(outputs) <= 8 and all(name.endswith(".csv") for name in outputs)
+    written = {path.name for path in out.iterdir()}
+    assert written == set(outputs) - {"tests.csv", "cells_graphed.csv"}  # --skip-tests, a CPU
+    assert all(path.stat().st_size < 16 * 2**20 for path in out.iterdir())
 
 
 def test_the_sample_order_reaches_every_group_and_experiment_first():
