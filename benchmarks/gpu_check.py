@@ -75,6 +75,12 @@ TRAINING = ("memory", "ptb_stream", "lstm_650")  # paper: 67.2 test perplexity (
 TESTS_SHARE = 0.3  # of the budget, at most, for the CUDA tests
 EPOCHS_SHARE = 0.5  # of what the tests and cells leave, for the epoch samples (they price runs)
 GRAPHS_SHARE = 0.15  # of the same, for the text models replayed from CUDA graphs (after them)
+# pytest that SIGINT interrupts even where it was started with SIGINT ignored (a background
+# job of a non-interactive shell), whose children Python leaves ignoring it
+PYTEST_INTERRUPTIBLE = (
+    "import signal, sys, pytest; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.exit(pytest.main(sys.argv[1:]))"
+)
 # what --out holds: a device call returns at most 8 files (scratch goes to --work)
 OUTPUTS = (
     "environment.csv",
@@ -125,7 +131,7 @@ def cuda_tests(work: Path, timeout: float, paths: list[Path] | None = None) -> l
     report = work / "tests.xml"
     report.unlink(missing_ok=True)
     paths = paths or sorted((ROOT / "tests").glob("test_cuda*.py"))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    command = [sys.executable, "-c", PYTEST_INTERRUPTIBLE, "-q", "-p", "no:cacheprovider"]
     command += [str(p) for p in paths] + [f"--junitxml={report}"]
     proc = subprocess.Popen(command, cwd=ROOT)
     timed_out = False
