@@ -95,6 +95,31 @@ def test_a_malformed_pair_file_names_the_file_and_line(tmp_path):
         read_pairs(path, {"▁a": 4, "▁b": 5})
 
 
+def test_lines_end_at_newline_alone_and_pieces_at_single_spaces(tmp_path):
+    # a raw line with a carriage return stays one line (its pair stays aligned), and U+0085,
+    # which sentencepiece keeps as a piece, is a piece, not a separator
+    sides = {
+        "src": [f"ein haus {k} \r mit garten" for k in range(30)],
+        "tgt": [f"a house {k} \x85 with a garden" for k in range(30)],
+    }
+    for side, lines in sides.items():
+        (tmp_path / f"c.{side}").write_bytes("".join(f"{x}\n" for x in lines).encode())
+    files = [str(tmp_path / "c.src"), str(tmp_path / "c.tgt")]
+    prepare_translation.main(
+        ["--train-src", files[0], "--train-tgt", files[1], "--val", *files,
+         "--test", "t", *files, "--vocab-size", "60", "--max-length", "50",
+         "--out-dir", str(tmp_path / "out")]
+    )  # fmt: skip
+    out = tmp_path / "out"
+    vocab = read_vocab(out / "vocab.txt")
+    index = {piece: i for i, piece in enumerate(vocab)}
+    pairs = read_pairs(out / "train.tsv", index)
+    assert len(pairs) == 30
+    assert all(any("\x85" in vocab[i] for i in target) for _, target in pairs)
+    refs = (out / "t.ref").read_bytes().decode().split("\n")[:-1]
+    assert refs == sides["tgt"]
+
+
 def test_sgml_segments_are_read_in_order_and_unescaped(tmp_path):
     path = tmp_path / "t.sgm"
     path.write_text(

@@ -33,7 +33,8 @@ from rnnrepro.training import Task, history_columns_for
 
 def read_vocab(path: str | Path) -> list[str]:
     """The BPE pieces of ``vocab.txt`` in id order; ValueError when the special ids are not
-    sentencepiece's as ``data.parallel.SPECIAL_IDS`` sets them."""
+    sentencepiece's as ``data.parallel.SPECIAL_IDS`` sets them. (Not ``data.text.read_vocab``:
+    a piece may be whitespace to ``str.split``, e.g. U+0085.)"""
     with open(path, encoding="utf-8") as f:
         vocab = [line.rstrip("\n") for line in f]
     if vocab[:3] != ["<pad>", "<s>", "</s>"]:

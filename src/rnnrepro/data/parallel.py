@@ -3,7 +3,10 @@ reduced scales, WMT's SGML test sets, a joint subword vocabulary (sentencepiece 
 the prepared pair files and BLEU (sacrebleu; Moses tokenization by sacremoses).
 
 A prepared split is a TSV file of BPE pieces, ``source pieces<TAB>target pieces`` a line; a
-test set also has ``<name>.ref``, its raw reference sentences for BLEU.
+test set also has ``<name>.ref``, its raw reference sentences for BLEU. Lines end at ``\n``
+alone and pieces are separated by single spaces: a raw corpus line may hold a ``\r``, and a
+piece may be other whitespace (sentencepiece keeps U+0085 as a piece), which Python's default
+line reading and ``str.split()`` would take for separators.
 
 The stand-in: source sentences of words ``s<i>`` drawn with Zipf frequencies; the target is a
 deterministic function of the source, each word mapped to ``t<π(i)>`` (a fixed permutation) and
@@ -79,7 +82,7 @@ _SEGMENT = re.compile(r"<seg[^>]*>(.*)</seg>")
 
 def read_sgm(path: str | Path) -> list[str]:
     """The segments of a WMT SGML file, in order, XML entities unescaped."""
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", newline="\n") as f:
         return [html.unescape(m[1]).strip() for line in f if (m := _SEGMENT.search(line))]
 
 
@@ -147,14 +150,14 @@ def read_pairs(path: str | Path, index: dict[str, int]) -> Pairs:
     line of a malformed line or a piece outside the vocabulary."""
     data = {side: array("i") for side in ("source", "target")}
     ends = {side: array("q") for side in ("source", "target")}
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", newline="\n") as f:
         for number, line in enumerate(f, 1):
-            sides = line.rstrip("\n").split("\t")
+            sides = line.removesuffix("\n").split("\t")
             if len(sides) != 2:
                 raise ValueError(f"{path}, line {number}: {len(sides)} columns, not 2")
             for side, text in zip(("source", "target"), sides, strict=True):
                 try:
-                    data[side].extend(index[p] for p in text.split())
+                    data[side].extend(index[p] for p in (text.split(" ") if text else ()))
                 except KeyError as error:
                     raise ValueError(
                         f"{path}, line {number}: piece {error.args[0]!r} is not in the vocabulary"

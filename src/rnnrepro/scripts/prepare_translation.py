@@ -26,10 +26,10 @@ BPE_MAX_SENTENCES = 2_000_000  # [A] BPE learns from at most this many lines (ev
 
 
 def read_lines(path: str | Path) -> list[str]:
-    """A raw text file's lines (an SGML test file's segments)."""
+    """A raw text file's lines, ended by ``\n`` alone (an SGML test file's segments)."""
     if str(path).endswith(".sgm"):
         return parallel.read_sgm(path)
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", newline="\n") as f:
         return [line.rstrip("\n").strip() for line in f]
 
 

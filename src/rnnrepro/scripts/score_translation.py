@@ -14,7 +14,8 @@ from rnnrepro.fileio import write_text_atomic
 
 
 def read_lines(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as f:
+    """A file's lines, ended by ``\n`` alone (a reference may hold a ``\r``)."""
+    with open(path, encoding="utf-8", newline="\n") as f:
         return [line.rstrip("\n") for line in f]
 
 
