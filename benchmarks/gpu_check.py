@@ -238,20 +238,19 @@ def sample_order(config: dict, keys: list[tuple[str, str, str]]) -> list[tuple[s
             architecture, batch, count = model, 0, 0
         group = (experiment, cfg.family(dataset), architecture, batch)
         groups.setdefault(group, []).append((count, (experiment, dataset, model)))
-    experiments = list(dict.fromkeys(group[0] for group in groups))
-    turns: dict[str, int] = {}
-    queues = []  # (the group's rank within its experiment, experiment order, its keys in turn)
+    by_experiment: dict[str, list[list[tuple[str, str, str]]]] = {}
     for group, members in groups.items():
         members.sort(key=lambda member: -member[0])  # stable: config order among equals
         by_size = [key for _, key in members]
         by_size.insert(1, by_size.pop())  # the smallest second
-        rank = turns[group[0]] = turns.get(group[0], -1) + 1
-        queues.append((rank, experiments.index(group[0]), by_size))
-    queues.sort(key=lambda queue: queue[:2])
-    ordered = []
-    for turn in range(max((len(q[2]) for q in queues), default=0)):
-        ordered += [keys_[turn] for *_, keys_ in queues if turn < len(keys_)]
-    return ordered
+        by_experiment.setdefault(group[0], []).append(by_size)
+    return take_turns(take_turns(list(by_experiment.values())))
+
+
+def take_turns(lists: list[list]) -> list:
+    """The first item of each list, then the second of each, and so on."""
+    longest = max(map(len, lists), default=0)
+    return [items[k] for k in range(longest) for items in lists if k < len(items)]
 
 
 def translation_rows(

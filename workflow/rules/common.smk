@@ -532,8 +532,8 @@ def translation_data_options(wildcards, input):
 
 
 def translation_test_files(ext):
-    """Input function: the prepared test sets of a translation dataset (``tsv`` pairs or
-    ``ref`` references), in the dataset's order."""
+    """Input function: the prepared test sets of a translation dataset (``tsv`` pairs, ``ref``
+    references or ``src`` sources), in the dataset's order."""
 
     def files(wildcards):
         tests = cfg.TRANSLATION_FAMILIES[wildcards.dataset]["tests"]
