@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import math
 import os
@@ -74,6 +75,12 @@ COLUMNS = [
 ]
 
 
+def task_of(run: dict, dataset: str, args, device: torch.device = CPU):
+    """The run's task on the prepared ``args.data / dataset`` (the pipeline's batches)."""
+    data = Path(args.data) / dataset
+    return make_task(run, 1, device, data / "train.txt", data / "val.txt", data / "vocab.txt")
+
+
 def measure(
     config: dict,
     experiment: str,
@@ -81,10 +88,13 @@ def measure(
     model_name: str,
     args,
     device: torch.device = CPU,
+    task=None,
 ) -> dict:
+    """One model's epoch, extrapolated from ``args.batches`` timed steps after a warm-up one
+    (a corpus of fewer batches repeats them) and a validation pass on part of the split.
+    ``task``: the run's task, if already built (``task_of``; it is left as it was)."""
     run = cfg.run_config(config, experiment, dataset, model_name)
-    data = Path(args.data) / dataset
-    task = make_task(run, 1, device, data / "train.txt", data / "val.txt", data / "vocab.txt")
+    task = task or task_of(run, dataset, args, device)
     seed_everything(1)
     model = build_model(run["architecture"], task.vocab, **run["hparams"]).to(device)
     sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
@@ -93,8 +103,8 @@ def measure(
     task.start_epoch(0)
     batches = list(task.batches(0))
     model.train()
-    times = []
-    for batch in batches[: args.batches + 1]:
+    times, sampled = [], []
+    for batch in itertools.islice(itertools.cycle(batches), args.batches + 1):
         started = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
         loss = BatchLoss(*task.batch_loss(model, batch))
@@ -105,20 +115,23 @@ def measure(
             optimizer.step()
         sync()
         times.append(time.perf_counter() - started)
-    times = times[1:]  # the first step warms up
-    sampled = batches[1 : args.batches + 1]
+        sampled.append(batch)
+    times, sampled = times[1:], sampled[1:]  # the first step warms up
     # extrapolate by tokens: the timed batches are a random sample of the epoch's batches
     tokens = sum(b[0].numel() for b in sampled)
     all_tokens = sum(b[0].numel() for b in batches)
     train_seconds = sum(times) / tokens * all_tokens
-    full = len(task.val)
-    task.val = task.val[: args.val_tokens if isinstance(task, StreamTask) else args.val_lines]
-    started = time.perf_counter()
-    model.eval()
-    with torch.no_grad():
-        task.evaluate(model)
-    sync()
-    val_seconds = (time.perf_counter() - started) * full / len(task.val)
+    full = task.val
+    task.val = full[: args.val_tokens if isinstance(task, StreamTask) else args.val_lines]
+    try:
+        started = time.perf_counter()
+        model.eval()
+        with torch.no_grad():
+            task.evaluate(model)
+        sync()
+        val_seconds = (time.perf_counter() - started) * len(full) / len(task.val)
+    finally:
+        task.val = full
     return {
         "experiment": experiment,
         "dataset": dataset,

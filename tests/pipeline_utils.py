@@ -304,5 +304,6 @@ def load_benchmark(name: str):
     path = ROOT / "benchmarks" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import would: its dataclasses look their module up
     spec.loader.exec_module(module)
     return module

@@ -1,7 +1,12 @@
 """Every registered architecture on CUDA equals itself on the CPU: logits, final state and every
 parameter gradient, in float64 (to 1e-9) and float32 (cuDNN and the GPU's reductions are not
-bit-exact: within 2e-4 relative). Skipped without CUDA (CI has none); the GPU check
-(``benchmarks/gpu_check.py``) runs it on a GPU machine.
+bit-exact: within 2e-4 relative, with TF32 off, ``rnnrepro.precision``). Skipped without CUDA
+(CI has none); the GPU check (``benchmarks/gpu_check.py``) runs it on a GPU machine.
+
+The models run in training mode. The discrete stack samples its actions there
+(``torch.multinomial``), which on CUDA would draw from the CUDA generator and on the CPU from the
+CPU's: both runs take their draws from one seeded CPU generator instead (``cpu_draws``).
+``tests/test_gpu_harness.py`` checks on the CPU that no model draws anything else.
 
 ``RNNREPRO_TEST_DEVICE=cpu`` runs the same comparisons CPU against CPU, which checks the harness
 itself (every model builds, moves and runs) where there is no GPU.
@@ -10,6 +15,9 @@ itself (every model builds, moves and runs) where there is no GPU.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from unittest import mock
 
 import pytest
 import torch
@@ -67,12 +75,35 @@ def test_every_registered_architecture_is_covered():
     assert {architecture for architecture, _ in MODELS.values()} == set(REGISTRY)
 
 
-def outputs_and_gradients(name: str, device: str, dtype: torch.dtype) -> list[torch.Tensor]:
-    """Logits, final state and parameter gradients of ``name`` on ``device``, on the CPU."""
+@contextmanager
+def cpu_draws(seed: int) -> Iterator[None]:
+    """``torch.multinomial`` drawn from one CPU generator seeded ``seed``, whatever the device
+    of its probabilities: the same actions on CUDA and on the CPU."""
+    draw, generator = torch.multinomial, torch.Generator().manual_seed(seed)
+
+    def multinomial(probs: torch.Tensor, *args, **kwargs) -> torch.Tensor:
+        return draw(probs.cpu(), *args, generator=generator, **kwargs).to(probs.device)
+
+    with mock.patch.object(torch, "multinomial", multinomial):
+        yield
+
+
+def outputs_and_gradients(
+    name: str, device: str, dtype: torch.dtype, global_seed: int = 3
+) -> list[torch.Tensor]:
+    """Logits, final state and parameter gradients of ``name`` on ``device``, on the CPU.
+    ``global_seed`` seeds the global generators before the forward pass: a model that draws
+    from them would differ between devices (``tests/test_gpu_harness.py``)."""
     architecture, hparams = MODELS[name]
     torch.manual_seed(0)
     model = build_model(architecture, VOCAB, **hparams).to(dtype=dtype)
     model.to(device)
+    torch.manual_seed(global_seed)
+    with cpu_draws(4):
+        return _run(model, architecture, device)
+
+
+def _run(model: torch.nn.Module, architecture: str, device: str) -> list[torch.Tensor]:
     gen = torch.Generator().manual_seed(1)
     tokens = torch.randint(1, len(VOCAB), (12, 4), generator=gen)
     if architecture == "luong_nmt":  # an encoder-decoder: padded source, lengths, target
@@ -90,7 +121,7 @@ def outputs_and_gradients(name: str, device: str, dtype: torch.dtype) -> list[to
     leaves = torch.utils._pytree.tree_leaves(state)
     states = [s.detach() for s in leaves if isinstance(s, torch.Tensor) and s.is_floating_point()]
     grads = [p.grad for p in model.parameters() if p.grad is not None]
-    assert grads, f"{name}: no parameter received a gradient"
+    assert grads, f"{architecture}: no parameter received a gradient"
     return [t.cpu() for t in (logits.detach(), *states, *grads)]
 
 
@@ -98,6 +129,7 @@ def outputs_and_gradients(name: str, device: str, dtype: torch.dtype) -> list[to
     ("dtype", "rtol", "atol"), [(torch.float64, 1e-9, 1e-11), (torch.float32, 2e-4, 1e-5)]
 )
 @pytest.mark.parametrize("name", MODELS)
+@pytest.mark.usefixtures("full_fp32", "one_thread")
 def test_forward_and_backward_on_cuda_equal_the_cpu(name, dtype, rtol, atol):
     ours = outputs_and_gradients(name, DEVICE, dtype)
     cpu = outputs_and_gradients(name, "cpu", dtype)

@@ -1,7 +1,11 @@
 """A training batch replayed from a CUDA graph (``bench_cells.time_training_graphed``, the GPU
 check's ``cells_graphed.csv``) computes what the eager batch computes: the same loss gradients,
 for each architecture of the paper-size text models. A model whose step cannot be captured
-fails here with the capture's error. CUDA only (graphs need it); the GPU check runs it."""
+fails here with the capture's error. CUDA only (graphs need it); the GPU check runs it.
+
+The models train (cuDNN refuses an RNN's backward pass in eval mode) with no dropout: their
+forward pass draws nothing, so eager and replayed batches see the same numbers
+(``tests/test_gpu_harness.py`` checks both on the CPU)."""
 
 from __future__ import annotations
 
@@ -28,12 +32,18 @@ MODELS = {
 }
 
 
+def graph_model(name: str, device: torch.device) -> torch.nn.Module:
+    """Model ``name`` as the test captures it: in training mode, its dropout at 0."""
+    torch.manual_seed(0)
+    return build_model(name, SIZE["vocab"], **MODELS[name]).to(device).train()
+
+
 @pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.usefixtures("full_fp32")
 def test_a_graphed_batch_gives_the_eager_gradients(name):
     bench_cells = load_benchmark("bench_cells")
     device = torch.device("cuda")
-    torch.manual_seed(0)
-    model = build_model(name, SIZE["vocab"], **MODELS[name]).to(device).eval()  # no dropout
+    model = graph_model(name, device)
     torch.manual_seed(1)
     eager = bench_cells.training_batch(model, SIZE, device)
     eager()

@@ -2,11 +2,11 @@
 file loads on a CPU, and a CUDA run killed mid-epoch resumes to the numbers of an uninterrupted
 one. Skipped without CUDA (CI has none); ``benchmarks/gpu_check.py`` runs them on a GPU machine.
 
-Resumption on CUDA is compared within 1e-6 relative: the runs set
-``CUBLAS_WORKSPACE_CONFIG=:4096:8`` so that cuBLAS is deterministic, and PyTorch's deterministic
-algorithms are on (``training.seed_everything``); the CPU's are equal to the last bit
-(``tests/test_training.py``). ``RNNREPRO_TEST_DEVICE=cpu`` runs them on the CPU, which checks the
-harness where there is no GPU.
+Resumption on CUDA is compared within 1e-6 relative: every process the tests start has
+``CUBLAS_WORKSPACE_CONFIG=:4096:8`` (``tests/conftest.py``) so that cuBLAS is deterministic,
+and PyTorch's deterministic algorithms are on (``training.seed_everything``); the CPU's are
+equal to the last bit (``tests/test_training.py``). ``RNNREPRO_TEST_DEVICE=cpu`` runs them
+on the CPU, which checks the harness where there is no GPU.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ DEVICE = os.environ.get("RNNREPRO_TEST_DEVICE", "cuda")
 pytestmark = pytest.mark.skipif(
     DEVICE == "cuda" and not torch.cuda.is_available(), reason="no CUDA device"
 )
-ENV = {**os.environ, "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
 RESUME_RTOL = 1e-6 if DEVICE != "cpu" else 0.0
 
 TRAINING = {
@@ -101,7 +100,7 @@ def train_cmd(path, name: str, run: dict, data: list[str], init=None) -> list[st
 
 
 def run_ok(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
 

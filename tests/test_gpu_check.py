@@ -1,7 +1,8 @@
 """benchmarks/gpu_check.py on a CPU (``--sample small``), so that the GPU check cannot rot
-where there is no GPU: every CSV is written, the epoch samples cover the prepared data only, and
-the paper-scale training stops within the budget with its finished epochs reported. It runs as
-on the GPU machine: from the source tree, without the packages that machine lacks."""
+where there is no GPU: every CSV is written, the epoch samples cover the prepared data only, every
+step ends by its deadline, a failure or an overrun is one row and the next step starts, and the
+paper-scale training (its own call) stops within its budget with its finished epochs reported.
+It runs as on the GPU machine: from the source tree, without the packages that machine lacks."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -53,49 +56,142 @@ def test_the_device_image_lacks_what_it_lacks(tmp_path):
     assert proc.returncode == 1 and "not on the GPU machine" in proc.stderr
 
 
-def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
-    data, out, work = tmp_path / "data", tmp_path / "out", tmp_path / "work"
-    write_corpus(data / "ptb_stream", lines=200)
-    budget = 40
-    started = time.monotonic()
+def run_check(tmp_path, budget: float, *options: str) -> tuple[float, Path]:
+    """The check on the CPU as on the GPU machine, with ``options``: its wall time and --out."""
+    out, work = tmp_path / "out", tmp_path / "work"
     command = [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--device", "cpu"]
-    command += ["--sample", "small", "--skip-tests", "--budget", str(budget), "--data", str(data)]
-    command += ["--out", str(out), "--work", str(work), "--models", "lstm_650", "lstm_920"]
-    command += ["nmt_lstm"]
+    command += ["--budget", str(budget), "--out", str(out), "--work", str(work), *options]
     env = device_image_env(tmp_path)
     env.pop("RNNREPRO_KERNELS", None)
+    started = time.monotonic()
     proc = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert time.monotonic() - started < budget + 20  # the last epoch and the checkpoint
-    assert pd.read_csv(out / "environment.csv")["cpu_loops"].tolist() == ["python"]
+    seconds = time.monotonic() - started
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    # a device call returns at most 8 files from --out, each under 16 MiB: only the CSVs
+    written = list(out.iterdir())
+    assert len(written) <= 8 and all(path.name.endswith(".csv") for path in written)
+    assert all(path.stat().st_size < 16 * 2**20 for path in written)
+    return seconds, out
+
+
+def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
+    data = tmp_path / "data"
+    write_corpus(data / "ptb_stream", lines=200)
+    budget = 50
+    options = ["--sample", "small", "--data", str(data), "--models", "lstm_650", "nmt_lstm"]
+    seconds, out = run_check(tmp_path, budget, *options)
+    assert seconds < budget + 2  # the budget counts from the process's start
+    steps = pd.read_csv(out / "steps.csv")
+    assert steps["step"].tolist() == [
+        "environment",
+        "correctness",
+        "cells",
+        "epochs",
+        "translation",
+        "training_tests",
+        "graph_tests",
+    ]  # fmt: skip  (graphs need CUDA)
+    assert set(steps["outcome"]) == {"ok"}, steps.to_string()
+    assert (steps["seconds"] <= steps["allotted_seconds"] + 2).all()
+    environment = pd.read_csv(out / "environment.csv").iloc[0]
+    assert environment["cpu_loops"] == "python"
+    assert (
+        environment["float32_cells_and_tests"] == "cuda.matmul=ieee cudnn.conv=ieee cudnn.rnn=ieee"
+    )
+    tests = pd.read_csv(out / "tests.csv")
+    modules = {test.split("::")[0].rpartition(".")[2] for test in tests["test"]}
+    assert modules == {"test_cuda", "test_cuda_training", "test_cuda_resume", "test_cuda_graphs"}
+    assert set(tests["outcome"]) == {"skipped"}  # no CUDA here
     cells = pd.read_csv(out / "cells.csv")
     assert cells["model"].tolist() == [
         "nn.LSTM (reference)", "lstm", "attention_lstm", "attention_lstm[cells=1]"
     ]  # fmt: skip
     assert (cells["seconds_per_batch"] > 0).all() and cells["device"].str.startswith("CPU").all()
+    assert set(cells["float32"]) == {"ieee"}
     epochs = pd.read_csv(out / "epoch_times.csv")
-    assert set(epochs["model"]) == {"lstm_650", "lstm_920", "nmt_lstm (small sample)"}
-    assert set(epochs["dataset"]) == {"ptb_stream", "wmt14_de_en"}
+    assert epochs["model"].tolist() == ["lstm_650", "nmt_lstm (small sample)"]
+    assert epochs["dataset"].tolist() == ["ptb_stream", "wmt14_de_en"]
     assert (epochs["epoch_seconds"] > 0).all()
     # a translation epoch: max_steps / max_epochs steps of batch 128 (random WMT-length pairs)
     nmt = epochs[epochs["dataset"] == "wmt14_de_en"].iloc[0]
     assert nmt["batches_per_epoch"] == 34_000 and nmt["params"] < 10_000_000
     skipped = pd.read_csv(out / "skipped.csv")
     assert "wikitext2" in set(skipped["dataset"])  # not prepared: listed, not measured
+
+
+def test_a_step_past_its_time_is_stopped_and_the_next_one_starts(tmp_path):
+    """At paper size a CPU takes minutes for the cells and a translation batch: each step is
+    killed at its deadline (one native backward pass cannot be interrupted from Python), says
+    so, and the call ends within its budget."""
+    budget = 24
+    seconds, out = run_check(tmp_path, budget, "--only", "cells", "translation")
+    assert seconds < budget + 2
+    steps = pd.read_csv(out / "steps.csv").set_index("step")
+    assert steps.index.tolist() == ["environment", "cells", "translation"]
+    assert steps.loc["cells", "outcome"] == steps.loc["translation", "outcome"] == "timeout"
+    assert (steps["seconds"] <= steps["allotted_seconds"] + 0.04 * budget + 1.5).all()
+
+
+def test_a_failing_step_is_one_error_row_and_the_next_step_starts(tmp_path):
+    gpu_check = load_benchmark("gpu_check")
+
+    def fails(context, deadline):
+        yield "cells.csv", {"model": "a"}
+        raise RuntimeError("broken cell")
+
+    def slow(context, deadline):
+        yield "cells.csv", {"model": "b"}
+        raise gpu_check.OutOfTime("1 of 2 sizes timed")
+
+    def works(context, deadline):
+        yield "tests.csv", {"test": "t", "outcome": "passed"}
+
+    steps = [
+        gpu_check.Step("first", 1, fails),
+        gpu_check.Step("second", 1, slow),
+        gpu_check.Step("third", 1, works),
+    ]
+    context = SimpleNamespace(budget=30)
+    gpu_check.run_steps(steps, context, gpu_check.Outputs(tmp_path), time.monotonic() + 30)
+    outcomes = pd.read_csv(tmp_path / "steps.csv")
+    assert outcomes[["step", "outcome"]].values.tolist() == [
+        ["first", "error"], ["second", "timeout"], ["third", "ok"]
+    ]  # fmt: skip
+    assert outcomes["message"].tolist()[:2] == ["RuntimeError: broken cell", "1 of 2 sizes timed"]
+    assert pd.read_csv(tmp_path / "cells.csv")["model"].tolist() == ["a", "b"]  # kept
+    assert pd.read_csv(tmp_path / "tests.csv")["outcome"].tolist() == ["passed"]
+
+
+def test_the_paper_scale_training_is_its_own_call_within_its_budget(tmp_path):
+    data = tmp_path / "data"
+    write_corpus(data / "ptb_stream", lines=200)
+    budget = 30
+    seconds, out = run_check(tmp_path, budget, "--only", "training", "--data", str(data))
+    assert seconds < budget + 2
+    assert {path.name for path in out.iterdir()} == {
+        "environment.csv", "steps.csv", "training.csv", "training_summary.csv"
+    }  # fmt: skip
     training = pd.read_csv(out / "training.csv")
     summary = pd.read_csv(out / "training_summary.csv").iloc[0]
     assert len(training) >= 1 and training["epoch"].tolist() == list(range(1, len(training) + 1))
     assert summary["model"] == "memory/ptb_stream/lstm_650" and summary["paper_test_ppl"] == 67.2
+    assert summary["epochs"] == len(training)
     if summary["finished"]:
         assert summary["exit_code"] == 0 and summary["test_ppl"] > 0
     else:  # stopped by SIGTERM: it checkpointed
-        assert summary["exit_code"] == 143 and (work / "training" / "checkpoint.pt").exists()
-    # a device call returns at most 8 files from --out, each under 16 MiB: only the CSVs
-    outputs = load_benchmark("gpu_check").OUTPUTS
-    assert len(outputs) <= 8 and all(name.endswith(".csv") for name in outputs)
-    written = {path.name for path in out.iterdir()}
-    assert written == set(outputs) - {"tests.csv", "cells_graphed.csv"}  # --skip-tests, a CPU
-    assert all(path.stat().st_size < 16 * 2**20 for path in out.iterdir())
+        assert summary["exit_code"] == 143
+        assert (tmp_path / "work" / "training" / "checkpoint.pt").exists()
+
+
+def test_an_epoch_sample_of_a_corpus_of_one_batch(tmp_path):
+    """A corpus smaller than the timed steps repeats its batches (it divided by zero)."""
+    epoch_times = load_benchmark("epoch_times")
+    write_corpus(tmp_path / "ptb_stream", lines=40)
+    config = base_config()
+    config["scale"] = "paper"
+    args = SimpleNamespace(data=tmp_path, batches=3, val_lines=20, val_tokens=2000)
+    row = epoch_times.measure(config, "memory", "ptb_stream", "lstm_650", args)
+    assert row["batches_per_epoch"] == 1 and row["epoch_seconds"] > 0
 
 
 def test_the_sample_order_reaches_every_group_and_experiment_first():
