@@ -141,6 +141,10 @@ def hparams(name: str, size: dict) -> dict:
         return {"hidden_size": size["h"], "inner_size": size["h"]}
     if name in ("first_order_rnn", "mi_rnn"):
         return {"hidden_size": size["h"]}
+    if name == "memory_lstm":  # memory's LSTM (candidate dropout's own loop); tied: e = h
+        return {"hidden_size": size["h"], "memory": "none"}
+    if name == "awd_lstm":  # one weight-dropped layer (cuDNN), untied
+        return {"embedding_dim": size["e"], "layer_sizes": [size["h"]], "tie_weights": False}
     return {"embedding_dim": size["e"], "hidden_size": size["h"]}
 
 
@@ -240,6 +244,9 @@ def run(
                 seconds, params = ref, ref_params
             elif name == "dyck_rnn" and size["stack_depth"] is None:
                 print(f"[{size_name}] skip {label}: Dyck-only model")
+                continue
+            elif name == "luong_nmt":
+                print(f"[{size_name}] skip {label}: an encoder-decoder (gpu_check's translation)")
                 continue
             else:
                 try:

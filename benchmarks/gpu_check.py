@@ -23,10 +23,10 @@ and the next step starts. Every file is rewritten as each row arrives.
    GPU, and building them costs tens of seconds);
 2. ``correctness``: ``tests.csv``: ``tests/test_cuda.py`` (every architecture, CUDA against the
    CPU), one row per test case, and a ``timeout`` row for the rest if it is stopped;
-3. ``cells``: ``cells.csv``: every registered model at the Dyck and WikiText-2 benchmark sizes
-   and the paper-size text models (``bench_cells.py``), each against an ``nn.LSTM`` (cuDNN on
-   a GPU) of equal size, TF32 off: seconds per batch, tokens/s, ratio, ratio per recurrent
-   parameter;
+3. ``cells``: ``cells.csv``: every registered model at the WikiText-2 benchmark size, the
+   paper-size text models and the Dyck size (``bench_cells.py``), each against an ``nn.LSTM``
+   (cuDNN on a GPU) of equal size, TF32 off: seconds per batch, tokens/s, ratio, ratio per
+   recurrent parameter;
 4. ``epochs``: ``epoch_times.csv``: a few timed steps of each paper-scale text model on the
    prepared corpora under ``--data`` (``epoch_times.py``), extrapolated to an epoch, in
    ``sample_order`` (one model of every group that the cost scales from first), with
@@ -365,18 +365,20 @@ def test_step(*modules: str) -> Callable[[SimpleNamespace, float], Iterator[tupl
 
 
 def cells(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, dict]]:
-    """Every model against cuDNN (``bench_cells.run``, ``run_text``), TF32 off."""
-    device, small = context.device, context.small
+    """Every model against cuDNN (``bench_cells.run``, ``run_text``), TF32 off: the
+    WikiText-2 size first, then the paper-size text models, then the Dyck size (the Dyck runs
+    train on CPUs, ``cluster.cpu_families``)."""
+    device = context.device
+    if context.small:
+        jobs = [lambda: bench_cells.run(["dyck"], 1, 100, device, ("lstm", "attention_lstm"))]
+    else:
+        jobs = [lambda: bench_cells.run(["wt2"], 3, 1000, device)]
+        jobs += [
+            lambda size=size: bench_cells.run_text([size], 3, None, device)
+            for size in bench_cells.TEXT_SIZES
+        ]
+        jobs += [lambda: bench_cells.run(["dyck"], 3, 1000, device)]
     with tf32_off():
-        if small:
-            jobs = [lambda: bench_cells.run(["dyck"], 1, 100, device, ("lstm", "attention_lstm"))]
-        else:
-            jobs = [lambda: bench_cells.run(["dyck"], 3, 1000, device)]
-            jobs += [lambda: bench_cells.run(["wt2"], 3, 1000, device)]
-            jobs += [
-                lambda size=size: bench_cells.run_text([size], 3, None, device)
-                for size in bench_cells.TEXT_SIZES
-            ]
         for done, job in enumerate(jobs):
             if time.monotonic() > deadline:
                 raise OutOfTime(f"{done} of {len(jobs)} sizes timed")
@@ -397,7 +399,8 @@ def graphs(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, dic
 
 def epochs(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, dict]]:
     """Timed samples of every paper-scale text model (of ``--models``) whose data is prepared
-    under ``--data``; the rest in ``skipped.csv``. One task per dataset and settings."""
+    under ``--data``. ``skipped.csv`` lists first the models whose data is not there, then
+    (if the step stops itself) those it did not reach. One task per dataset and settings."""
     args = SimpleNamespace(
         data=context.data,
         batches=1 if context.small else 3,
@@ -405,31 +408,32 @@ def epochs(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, dic
         val_tokens=2000 if context.small else 20000,
     )
     order = sample_order(context.config, text_runs(context.config, context.models))
-    tasks, measured, skipped = {}, 0, 0
+    ready = []
     for experiment, dataset, model_name in order:
-        key = {"experiment": experiment, "dataset": dataset, "model": model_name}
-        if not (context.data / dataset / "vocab.txt").is_file():
-            skipped += 1
-            yield "skipped.csv", {**key, "why": f"no prepared data in {context.data / dataset}"}
-        elif time.monotonic() > deadline:
-            skipped += 1
-            yield "skipped.csv", {**key, "why": "out of the step's time"}
+        if (context.data / dataset / "vocab.txt").is_file():
+            ready.append((experiment, dataset, model_name))
         else:
-            run = cfg.run_config(context.config, experiment, dataset, model_name)
-            task_key = (dataset, json.dumps([run.get(k) for k in TASK_KEYS], sort_keys=True))
-            if task_key not in tasks:
-                tasks[task_key] = epoch_times.task_of(run, dataset, args, context.device)
-            row = epoch_times.measure(
-                context.config, experiment, dataset, model_name, args, context.device,
-                tasks[task_key],
-            )  # fmt: skip
-            measured += 1
-            yield "epoch_times.csv", {**row, "device": bench_cells.device_label(context.device)}
-            print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-    if not skipped:
-        yield "skipped.csv", {"experiment": "", "why": "none skipped"}
-    if time.monotonic() > deadline:
-        raise OutOfTime(f"{measured} of {len(order)} models sampled")
+            key = {"experiment": experiment, "dataset": dataset, "model": model_name}
+            yield "skipped.csv", {**key, "why": f"no prepared data in {context.data / dataset}"}
+    if len(ready) == len(order):
+        yield "skipped.csv", {"experiment": "", "why": "none without data"}
+    tasks = {}
+    for done, (experiment, dataset, model_name) in enumerate(ready):
+        if time.monotonic() > deadline:
+            for experiment, dataset, model_name in ready[done:]:
+                key = {"experiment": experiment, "dataset": dataset, "model": model_name}
+                yield "skipped.csv", {**key, "why": "out of the step's time"}
+            raise OutOfTime(f"{done} of {len(ready)} models sampled")
+        run = cfg.run_config(context.config, experiment, dataset, model_name)
+        task_key = (dataset, json.dumps([run.get(k) for k in TASK_KEYS], sort_keys=True))
+        if task_key not in tasks:
+            tasks[task_key] = epoch_times.task_of(run, dataset, args, context.device)
+        row = epoch_times.measure(
+            context.config, experiment, dataset, model_name, args, context.device,
+            tasks[task_key],
+        )  # fmt: skip
+        yield "epoch_times.csv", {**row, "device": bench_cells.device_label(context.device)}
+        print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
 
 TASK_KEYS = ("task", "text", "training", "dyck")  # what a run's task is built from
