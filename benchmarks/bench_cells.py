@@ -141,8 +141,9 @@ def hparams(name: str, size: dict) -> dict:
         return {"hidden_size": size["h"], "inner_size": size["h"]}
     if name in ("first_order_rnn", "mi_rnn"):
         return {"hidden_size": size["h"]}
-    if name == "memory_lstm":  # memory's LSTM (candidate dropout's own loop); tied: e = h
-        return {"hidden_size": size["h"], "memory": "none"}
+    if name == "memory_lstm":  # memory's LSTM: candidate dropout (the paper's 0.1) runs its
+        # own loop in training, not cuDNN; tied, so e = h
+        return {"hidden_size": size["h"], "memory": "none", "candidate_dropout": 0.1}
     if name == "awd_lstm":  # one weight-dropped layer (cuDNN), untied
         return {"embedding_dim": size["e"], "layer_sizes": [size["h"]], "tie_weights": False}
     return {"embedding_dim": size["e"], "hidden_size": size["h"]}

@@ -180,13 +180,18 @@ def feature_masking(config: dict) -> dict:
     """The feature-masking grid at the selected scale (``feature_masking`` with the scale's
     replacements): ``layers`` (``"all"`` or a layer number, as text), ``probabilities`` (0 to
     max_probability in steps) and ``mask_seeds`` (1..n)."""
-    settings = {**config["feature_masking"], **scale_settings(config).get("feature_masking", {})}
+    settings = feature_masking_settings(config, config["scale"])
     steps = round(settings["max_probability"] / settings["step"])
     return {
         "layers": [str(layer) for layer in settings["layers"]],
         "probabilities": [round(k * settings["step"], 6) for k in range(steps + 1)],
         "mask_seeds": list(range(1, settings["mask_seeds"] + 1)),
     }
+
+
+def feature_masking_settings(config: dict, scale: str) -> dict:
+    """``feature_masking`` with scale ``scale``'s replacements."""
+    return {**config["feature_masking"], **config["scales"][scale].get("feature_masking", {})}
 
 
 def procedure_settings(config: dict, procedure: str) -> dict:
@@ -271,6 +276,7 @@ def check(config: dict) -> None:
     """Cross-reference checks beyond the JSON schema."""
     _check_scales(config)
     _check_cluster(config)
+    _check_feature_masking(config)
     for exp_name, experiment in config["experiments"].items():
         _check_experiment(config, exp_name, experiment)
         for model_name, model in experiment["models"].items():
@@ -311,7 +317,14 @@ def _check_scales(config: dict) -> None:
 
 
 def _check_cluster(config: dict) -> None:
-    """The time limits' bounds are in order and name defined scales."""
+    """The CPU families are dataset families; the time limits' bounds are in order and name
+    defined scales."""
+    for fam in config["cluster"]["cpu_families"]:
+        if fam not in FAMILIES:
+            raise ConfigError(
+                f"config key 'cluster.cpu_families': unknown dataset family {fam!r}; "
+                f"known: {', '.join(FAMILIES)}"
+            )
     runtime = config["cluster"]["runtime"]
     if runtime["min"] > runtime["max"]:
         raise ConfigError(
@@ -322,6 +335,47 @@ def _check_cluster(config: dict) -> None:
             raise ConfigError(
                 f"config key 'cluster.runtime.fixed.{scale}': no scale of that name "
                 f"(scales: {', '.join(config['scales'])})"
+            )
+
+
+def _check_feature_masking(config: dict) -> None:
+    """Each scale's masking grid (0, step, ..., max_probability) has a masked point, and its
+    step divides max_probability, so that the grid ends there and every P is in [0, 1)."""
+    for name, scale in config["scales"].items():
+        settings = feature_masking_settings(config, name)
+        own = scale.get("feature_masking", {})
+        step_key, top_key = (
+            f"scales.{name}.feature_masking.{k}" if k in own else f"feature_masking.{k}"
+            for k in ("step", "max_probability")
+        )
+        step, top = settings["step"], settings["max_probability"]
+        if step > top:
+            raise ConfigError(
+                f"config key '{step_key}': {step} > {top} ({top_key}): the grid would be "
+                "P = 0 alone, nothing masked"
+            )
+        if abs(top / step - round(top / step)) > 1e-6:
+            end = round(round(top / step) * step, 6)
+            raise ConfigError(
+                f"config key '{step_key}': {step} does not divide {top} ({top_key}): the grid "
+                f"0, {step}, ... would end at {end}, not at {top}"
+                + (" (every P must be in [0, 1))" if end >= 1 else "")
+            )
+
+
+def check_masked_layers(config: dict, runs: list[Run]) -> None:
+    """Every layer ``feature_masking.layers`` names exists in each masked run's model (the
+    runs whose ``feature_mask.csv`` an output reads, layered models: ``layer_sizes``)."""
+    layers = feature_masking(config)["layers"]
+    for run in runs:
+        hparams = run_config(config, run.experiment, run.dataset, run.model)["hparams"]
+        count = len(hparams.get("layer_sizes", ()))
+        wrong = [layer for layer in layers if layer != "all" and not 1 <= int(layer) <= count]
+        if wrong:
+            raise ConfigError(
+                f"config key 'feature_masking.layers': {', '.join(wrong)} named, but model "
+                f"{run.model!r} of experiment {run.experiment!r} (masked for its "
+                f"feature_mask.csv) has layers 1-{count}"
             )
 
 

@@ -3,6 +3,10 @@
 - ``unavailable``: every corpus file a planned ``download`` job needs must be in the data mirror
   or its source URL must answer, so that an offline run stops at once instead of after hours of
   training the jobs that need no corpus.
+- ``device_problem``: a ``device`` naming CUDA (``cuda``, ``cuda:N``) must exist on this
+  machine when the jobs run here, so that no job starts (and Snakemake deletes no finished
+  output of a forced job) only to fail on a missing GPU; a cluster run plans here and trains on
+  the GPU nodes, and is not checked.
 - ``cost_summary``: the training jobs about to run and, at paper scale, the expected
   device-hours from the measured cost model (``rnnrepro.cost``; translation runs from their
   counted FLOPs, with their GPU-hours at an assumed rate).
@@ -13,6 +17,8 @@ Light imports only (no torch): this runs inside the Snakemake process.
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +66,45 @@ def check_writable(directory: str | Path, key: str) -> str | None:
             with contextlib.suppress(OSError):
                 path.rmdir()
     return None
+
+
+def accelerators() -> dict[str, int]:
+    """Devices of each kind this machine's PyTorch sees: ``cuda`` (a count) and ``mps`` (0 or
+    1), asked in a subprocess (no torch in here)."""
+    code = (
+        "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0, "
+        "int(torch.backends.mps.is_available()))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"could not ask PyTorch for its devices: {proc.stderr[-500:]}")
+    cuda, mps = map(int, proc.stdout.split()[-2:])
+    return {"cuda": cuda, "mps": mps}
+
+
+def device_problem(device: str, local: bool, have: dict[str, int] | None = None) -> str | None:
+    """None when jobs that run here can use ``device`` (config key ``device``), else why not.
+    ``local``: the jobs run on this machine (not on cluster nodes); ``have``: the devices here
+    (``accelerators``, asked by default)."""
+    kind, _, index = device.partition(":")
+    if not local or kind not in ("cuda", "mps"):
+        return None
+    have = accelerators() if have is None else have
+    count = have[kind]
+    if int(index or 0) < count:
+        return None
+    if kind == "mps":
+        have = "no MPS device"
+    elif count:
+        have = f"{count} CUDA device(s) (cuda:0 to cuda:{count - 1})"
+    else:
+        have = "no CUDA device"
+    return (
+        f"config key 'device': {device!r}, but this machine has {have}; no job was started "
+        "and no file was touched. Use device=auto (CUDA when there is one, else the CPU) or "
+        "device=cpu, or run where the device is; a SLURM run (--profile profiles/slurm) plans "
+        "here and trains on the GPU nodes, and is not checked here (docs/cluster.md)."
+    )
 
 
 def probe_url(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:

@@ -25,6 +25,15 @@ buildcache.use_own_cache()
 validate(config, schema="../schemas/config.schema.yaml")
 try:
     cfg.check(config)
+    cfg.check_masked_layers(
+        config,
+        [
+            run
+            for output in papers.outputs().values()
+            if "feature_mask.csv" in output.files
+            for run in output.select(config)
+        ],
+    )
 except cfg.ConfigError as error:
     raise WorkflowError(f"Invalid configuration: {error}") from None
 
@@ -51,8 +60,9 @@ TRAINING_RULES = ("train", "finetune", "train_translation")
 
 def before_start():
     """Once every job is planned and before the first starts (not in dry runs, nor inside
-    cluster jobs): stop at once if the checkpoint directory cannot be written or a planned
-    download cannot succeed, then print the cost.
+    cluster jobs): stop at once if the device is not on this machine (jobs run here), a
+    planned download cannot succeed or the checkpoint directory cannot be written, then print
+    the cost.
     A build lock of the compiled recurrences left by a killed job is removed.
     """
     from snakemake.logging import logger
@@ -65,6 +75,11 @@ def before_start():
         )
 
     planned = list(workflow.dag.needrun_jobs())
+    # the rules that train or evaluate a model (their params name the device)
+    if any("device" in j.rule.params.keys() for j in planned):
+        error = preflight.device_problem(config["device"], workflow.local_exec)
+        if error:
+            raise WorkflowError(error)
     files = [
         (j.wildcards.corpus, j.wildcards.name)
         for j in planned
