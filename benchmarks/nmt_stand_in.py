@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import csv
 import random
-import tempfile
 import time
 from pathlib import Path
 
@@ -70,9 +69,9 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     train_pairs = stand_in_pairs(args.train, seed=1, words=args.words)
     test = stand_in_pairs(args.test, seed=2, words=args.words)
-    with tempfile.TemporaryDirectory() as tmp:
-        model_file = train_bpe([x for p in train_pairs for x in p], Path(tmp) / "bpe", args.bpe)
-        sp = spm.SentencePieceProcessor(model_file=str(model_file))
+    sp = spm.SentencePieceProcessor(
+        model_proto=train_bpe([x for p in train_pairs for x in p], args.bpe)
+    )
     data = [(sp.encode(s), sp.encode(t)) for s, t in train_pairs]
     vocab = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
     rows = []

@@ -377,6 +377,22 @@ def test_dataset_training_picks_the_procedure_per_family():
             ),
             "experiments.second_order_lstm.models.lstm",
         ),
+        (  # the grid would end at P = 1.05, and the job stop there after scoring two
+            lambda c: c["feature_masking"].update(step=0.35, max_probability=0.9),
+            "feature_masking.step': 0.35 does not divide 0.9",
+        ),
+        (  # a grid of P = 0 alone: a figure without masking
+            lambda c: c["feature_masking"].update(step=1.5),
+            "feature_masking.step': 1.5 > 0.5",
+        ),
+        (
+            lambda c: c["scales"]["smoke"]["feature_masking"].update(step=0.3),
+            "scales.smoke.feature_masking.step': 0.3 does not divide 0.5",
+        ),
+        (  # misspelt: "Nothing to be done", then a Dyck run asks SLURM for a GPU
+            lambda c: c["cluster"].update(cpu_families=["dyk"]),
+            "cluster.cpu_families': unknown dataset family 'dyk'",
+        ),
     ],
 )
 def test_cross_reference_errors_name_the_key(mutate, key):
@@ -384,6 +400,26 @@ def test_cross_reference_errors_name_the_key(mutate, key):
     mutate(config)
     with pytest.raises(cfg.ConfigError, match=re.escape(f"config key '{key}")):
         cfg.check(config)
+
+
+def test_masked_layers_must_exist_in_every_masked_model():
+    config = base_config()
+    config["scale"] = "smoke"
+    runs = [run for run in cfg.runs(config, "major_minor") if run.model == "awd_lstm_mos"]
+    cfg.check_masked_layers(config, runs)  # 3 layers: all, 1, 2, 3
+    config["feature_masking"]["layers"] = ["all", 1, 2, 3, 4]
+    with pytest.raises(cfg.ConfigError, match=r"'feature_masking.layers': 4 named, but model "):
+        cfg.check_masked_layers(config, runs)
+
+
+def test_masked_layers_are_checked_before_any_job(tmp_path):
+    """It ran most of the grid, then stopped at ``masked layer '4'``."""
+    config = smoke()
+    config["feature_masking"]["layers"] = ["all", 1, 2, 3, 4]
+    proc = run_snakemake(tmp_path, config, "-n", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Job stats" not in output
+    assert "config key 'feature_masking.layers': 4 named" in output
 
 
 def test_families_and_architectures_have_one_source():

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 import yaml
 from pipeline_utils import ROOT, base_config, run_snakemake
 
@@ -133,6 +134,21 @@ def test_runs_record_where_they_ran(smoke_run):
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["devices"] == ["cpu"] and metrics["eval_device"] == "cpu"
     assert set(pd.read_csv(run / "history.csv")["device"]) == {"cpu"}
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_a_device_this_machine_lacks_stops_before_any_job_and_deletes_nothing(smoke_run):
+    """Forced, the job's finished outputs were deleted first, then it failed on a missing GPU."""
+    run = smoke_run / "results/runs/second_order_lstm/dyck_m4/lstm/seed1"
+    before = {name: (run / name).stat().st_mtime_ns for name in ("model.pt", "history.csv")}
+    target = str(run.relative_to(smoke_run) / "model.pt")
+    config = {**smoke_config(), "device": "cuda"}
+    proc = run_snakemake(smoke_run, config, target, "--force", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "config key 'device': 'cuda', but this machine has no CUDA device" in output
+    assert {name: (run / name).stat().st_mtime_ns for name in before} == before
+    (smoke_run / "config.yaml").write_text(yaml.safe_dump(smoke_config()))  # as it was
 
 
 def test_an_unwritable_checkpoint_directory_stops_before_any_job(tmp_path):

@@ -13,6 +13,7 @@ from pipeline_utils import base_config
 
 from rnnrepro import config as cfg
 from rnnrepro.data import sources
+from rnnrepro import preflight
 from rnnrepro.preflight import cost_summary, data_error, probe_url, unavailable
 from rnnrepro.scripts.estimate_cost import main as estimate_cost_main
 
@@ -121,3 +122,30 @@ def test_cost_summary_at_paper_scale_matches_the_estimate(capsys, tmp_path):
     assert "device-hour estimate is made for the paper scale only" in cost_summary(
         smoke, cfg.runs(smoke), ROOT
     )
+
+
+@pytest.mark.parametrize(
+    ("device", "local", "have", "problem"),
+    [
+        ("cuda", True, {"cuda": 0, "mps": 0}, "'cuda', but this machine has no CUDA device"),
+        ("cuda:1", True, {"cuda": 1, "mps": 0}, "has 1 CUDA device(s) (cuda:0 to cuda:0)"),
+        ("mps", True, {"cuda": 0, "mps": 0}, "'mps', but this machine has no MPS device"),
+        ("cuda:1", True, {"cuda": 2, "mps": 0}, None),
+        ("cuda", False, {"cuda": 0, "mps": 0}, None),  # a cluster run: its nodes have GPUs
+        ("cpu", True, {"cuda": 0, "mps": 0}, None),
+        ("auto", True, {"cuda": 0, "mps": 0}, None),
+    ],
+)
+def test_the_device_must_be_on_the_machine_that_runs_the_jobs(device, local, have, problem):
+    error = preflight.device_problem(device, local, have)
+    if problem is None:
+        assert error is None
+    else:
+        assert f"config key 'device': {problem}" in error and "no job was started" in error
+
+
+def test_this_machines_devices_are_asked_of_pytorch():
+    import torch
+
+    have = preflight.accelerators()
+    assert have["cuda"] == (torch.cuda.device_count() if torch.cuda.is_available() else 0)

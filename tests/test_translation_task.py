@@ -4,6 +4,7 @@ step schedule, the objective, and a run killed mid-epoch resuming to identical n
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 import torch
 from pipeline_utils import train_signalled
 
-from rnnrepro.data.parallel import read_pairs, read_sgm
+from rnnrepro.data.parallel import load_bpe, read_pairs, read_sgm
 from rnnrepro.models import build_model
 from rnnrepro.scripts import prepare_translation
 from rnnrepro.translation_task import TranslationTask, read_vocab
@@ -93,6 +94,40 @@ def test_a_malformed_pair_file_names_the_file_and_line(tmp_path):
     path.write_text("▁a ▁b\n")
     with pytest.raises(ValueError, match=r"line 1: 1 columns, not 2"):
         read_pairs(path, {"▁a": 4, "▁b": 5})
+
+
+def test_a_pair_file_cut_short_is_refused_naming_it_and_the_remake(data, tmp_path):
+    """``evaluate_translation`` scored a test set cut at a line boundary over fewer sentences
+    without a word."""
+    for name in ("newstest2015.tsv", "vocab.txt", "data.json"):
+        shutil.copy(data / name, tmp_path / name)
+    index = {piece: i for i, piece in enumerate(read_vocab(tmp_path / "vocab.txt"))}
+    path = tmp_path / "newstest2015.tsv"
+    whole = len(read_pairs(path, index))
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:-3]))
+    with pytest.raises(ValueError) as error:
+        read_pairs(path, index)
+    assert f"{path}: {whole - 3} pairs, but data.json beside it records {whole}" in str(error.value)
+    assert f"Remake it: snakemake {path} --force" in str(error.value)
+
+
+def test_the_bpe_model_is_the_same_bytes_wherever_it_is_made(tmp_path):
+    """It embedded the name of a temporary directory."""
+    for out in ("a", "b"):
+        prepare_translation.main(
+            ["--stand-in", json.dumps(STAND_IN), "--test-names", "newstest2015",
+             "--vocab-size", "50", "--max-length", "50", "--out-dir", str(tmp_path / out)]
+        )  # fmt: skip
+    assert (tmp_path / "a/bpe.model").read_bytes() == (tmp_path / "b/bpe.model").read_bytes()
+
+
+def test_a_damaged_bpe_model_names_the_file_and_the_remake(data, tmp_path):
+    path = tmp_path / "bpe.model"
+    path.write_bytes((data / "bpe.model").read_bytes()[:1000])
+    with pytest.raises(ValueError) as error:
+        load_bpe(path)
+    assert f"{path}: not a sentencepiece model" in str(error.value)
+    assert f"Remake it: snakemake {path} --force --cores 1" in str(error.value)
 
 
 def test_lines_end_at_newline_alone_and_pieces_at_single_spaces(tmp_path):

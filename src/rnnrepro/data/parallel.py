@@ -17,6 +17,7 @@ every block of three words reversed (local reordering). A model that attends lea
 from __future__ import annotations
 
 import html
+import json
 import random
 import re
 from array import array
@@ -57,14 +58,19 @@ def stand_in_pairs(
     return pairs
 
 
-def train_bpe(texts: Iterable[str], model_prefix: str | Path, vocab_size: int) -> Path:
+def train_bpe(texts: Iterable[str], vocab_size: int) -> bytes:
     """A joint BPE model of ``vocab_size`` subwords over ``texts`` (source and target lines),
-    written to ``<model_prefix>.model``; deterministic (one thread, no sampling of the input)."""
+    as the bytes of its file: deterministic (one thread, no sampling of the input) and the
+    same bytes for the same texts (trained from an iterator into memory, so that no file name
+    is recorded in it)."""
+    import io
+
     import sentencepiece as spm
 
+    model = io.BytesIO()
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(list(texts)),
-        model_prefix=str(model_prefix),
+        model_writer=model,
         vocab_size=vocab_size,
         model_type="bpe",
         character_coverage=1.0,
@@ -74,7 +80,36 @@ def train_bpe(texts: Iterable[str], model_prefix: str | Path, vocab_size: int) -
         minloglevel=2,
         **SPECIAL_IDS,
     )
-    return Path(f"{model_prefix}.model")
+    return model.getvalue()
+
+
+def remake(path: str | Path) -> str:
+    """How to remake a damaged prepared file: the rule that wrote it, forced."""
+    return (
+        f"Remake it: snakemake {path} --force --cores 1, with the --directory and --config of "
+        "the run that made it (the same corpus gives the same files)"
+    )
+
+
+def load_bpe(path: str | Path):
+    """The sentencepiece processor of a prepared ``bpe.model``; a damaged file is a ValueError
+    naming it and the command that remakes it."""
+    import sentencepiece as spm
+
+    try:
+        return spm.SentencePieceProcessor(model_file=str(path))
+    except (RuntimeError, OSError) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ValueError(f"{path}: not a sentencepiece model ({reason}). {remake(path)}") from None
+
+
+def prepared_count(path: str | Path) -> int | None:
+    """The pairs ``data.json`` beside a prepared split records for it (by the file's stem), or
+    None where there is no such record."""
+    record = Path(path).with_name("data.json")
+    if not record.is_file():
+        return None
+    return json.loads(record.read_text(encoding="utf-8")).get("pairs", {}).get(Path(path).stem)
 
 
 _SEGMENT = re.compile(r"<seg[^>]*>(.*)</seg>")
@@ -147,7 +182,8 @@ class Pairs(Sequence):
 
 def read_pairs(path: str | Path, index: dict[str, int]) -> Pairs:
     """The (source ids, target ids) of a prepared TSV split; ValueError naming the file and
-    line of a malformed line or a piece outside the vocabulary."""
+    line of a malformed line or a piece outside the vocabulary, or the file and the command that
+    remakes it where its pairs are not as many as ``data.json`` records."""
     data = {side: array("i") for side in ("source", "target")}
     ends = {side: array("q") for side in ("source", "target")}
     with open(path, encoding="utf-8", newline="\n") as f:
@@ -163,6 +199,12 @@ def read_pairs(path: str | Path, index: dict[str, int]) -> Pairs:
                         f"{path}, line {number}: piece {error.args[0]!r} is not in the vocabulary"
                     ) from None
                 ends[side].append(len(data[side]))
+    expected = prepared_count(path)
+    if expected is not None and expected != len(ends["source"]):
+        raise ValueError(
+            f"{path}: {len(ends['source'])} pairs, but data.json beside it records {expected}: "
+            f"the file was cut or changed since it was prepared. {remake(path)}"
+        )
     return Pairs(data["source"], data["target"], ends["source"], ends["target"])
 
 

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 from rnnrepro.data import parallel
-from rnnrepro.fileio import write_text_atomic
+from rnnrepro.fileio import atomic_open, write_text_atomic
 
 # The stand-in's splits are drawn from generators of these seeds (the word map is shared).
 STAND_IN_SEEDS = {"train": 1, "val": 2}
@@ -81,35 +79,34 @@ def main(argv: list[str] | None = None) -> None:
     step = max(1, -(-2 * len(train) // BPE_MAX_SENTENCES))
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out) as tmp:
-        lines = [side for pair in train[::step] for side in pair]
-        model = parallel.train_bpe(lines, Path(tmp) / "bpe", args.vocab_size)
-        import sentencepiece as spm
+    lines = [side for pair in train[::step] for side in pair]
+    model = parallel.train_bpe(lines, args.vocab_size)
+    import sentencepiece as spm
 
-        sp = spm.SentencePieceProcessor(model_file=str(model))
-        pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+    sp = spm.SentencePieceProcessor(model_proto=model)
+    pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
 
-        def pieces_of(text: str) -> list[str]:
-            # by id: a character BPE never saw is <unk> (sentencepiece's str output keeps it)
-            return [sp.id_to_piece(i) for i in sp.encode(text)]
+    def pieces_of(text: str) -> list[str]:
+        # by id: a character BPE never saw is <unk> (sentencepiece's str output keeps it)
+        return [sp.id_to_piece(i) for i in sp.encode(text)]
 
-        def encoded(pairs, limit=None):
-            for src, tgt in pairs:
-                a, b = pieces_of(src), pieces_of(tgt)
-                if limit is None or (0 < len(a) <= limit and 0 < len(b) <= limit):
-                    yield a, b
+    def encoded(pairs, limit=None):
+        for src, tgt in pairs:
+            a, b = pieces_of(src), pieces_of(tgt)
+            if limit is None or (0 < len(a) <= limit and 0 < len(b) <= limit):
+                yield a, b
 
-        counts = {
-            "train": parallel.write_pairs(out / "train.tsv", encoded(train, args.max_length)),
-            "val": parallel.write_pairs(out / "val.tsv", encoded(splits["val"])),
-        }
-        for name, pairs in tests.items():
-            counts[name] = parallel.write_pairs(out / f"{name}.tsv", encoded(pairs))
-            write_text_atomic(out / f"{name}.ref", "".join(f"{t}\n" for _, t in pairs))
-            write_text_atomic(out / f"{name}.src", "".join(f"{s}\n" for s, _ in pairs))
-        write_text_atomic(out / "vocab.txt", "".join(f"{p}\n" for p in pieces))
-        shutil.copyfile(model, out / ".bpe.model.tmp")
-        (out / ".bpe.model.tmp").replace(out / "bpe.model")
+    counts = {
+        "train": parallel.write_pairs(out / "train.tsv", encoded(train, args.max_length)),
+        "val": parallel.write_pairs(out / "val.tsv", encoded(splits["val"])),
+    }
+    for name, pairs in tests.items():
+        counts[name] = parallel.write_pairs(out / f"{name}.tsv", encoded(pairs))
+        write_text_atomic(out / f"{name}.ref", "".join(f"{t}\n" for _, t in pairs))
+        write_text_atomic(out / f"{name}.src", "".join(f"{s}\n" for s, _ in pairs))
+    write_text_atomic(out / "vocab.txt", "".join(f"{p}\n" for p in pieces))
+    with atomic_open(out / "bpe.model", "wb") as f:
+        f.write(model)
     record = {
         **origin,
         "pairs": {"train_read": len(splits["train"]), **counts},

@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from rnnrepro.data.parallel import SPECIAL_IDS, read_pairs
+from rnnrepro.data.parallel import SPECIAL_IDS, load_bpe, read_pairs
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation.translation import beam_search
 from rnnrepro.fileio import write_text_atomic
@@ -23,8 +23,6 @@ def max_length(source_length: int, ratio: float) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import sentencepiece as spm
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True)
     parser.add_argument("--pairs", required=True, help="the test set (TSV of BPE pieces)")
@@ -41,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     model.to(device)
     pieces = record["vocab"]
     index = {piece: i for i, piece in enumerate(pieces)}
-    sp = spm.SentencePieceProcessor(model_file=args.bpe_model)
+    sp = load_bpe(args.bpe_model)
     if [sp.id_to_piece(i) for i in range(sp.get_piece_size())] != pieces:
         raise SystemExit(f"{args.bpe_model}: its pieces are not the model's vocabulary")
     bos, eos = SPECIAL_IDS["bos_id"], SPECIAL_IDS["eos_id"]
