@@ -1,4 +1,5 @@
-"""Checks before the first job: corpus availability (mirror or URL) and the cost summary."""
+"""Checks before the first job: corpus availability (mirror or URL), the device, and the cost
+summary."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 from pipeline_utils import base_config
 
 from rnnrepro import config as cfg
-from rnnrepro.data import sources
 from rnnrepro import preflight
+from rnnrepro.data import sources
 from rnnrepro.preflight import cost_summary, data_error, probe_url, unavailable
 from rnnrepro.scripts.estimate_cost import main as estimate_cost_main
 
@@ -127,9 +128,9 @@ def test_cost_summary_at_paper_scale_matches_the_estimate(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("device", "local", "have", "problem"),
     [
-        ("cuda", True, {"cuda": 0, "mps": 0}, "'cuda', but this machine has no CUDA device"),
-        ("cuda:1", True, {"cuda": 1, "mps": 0}, "has 1 CUDA device(s) (cuda:0 to cuda:0)"),
-        ("mps", True, {"cuda": 0, "mps": 0}, "'mps', but this machine has no MPS device"),
+        ("cuda", True, {"cuda": 0, "mps": 0}, "this machine has no CUDA device"),
+        ("cuda:1", True, {"cuda": 1, "mps": 0}, "this machine has 1 CUDA device(s) (cuda:0 to"),
+        ("mps", True, {"cuda": 0, "mps": 0}, "this machine has no MPS device"),
         ("cuda:1", True, {"cuda": 2, "mps": 0}, None),
         ("cuda", False, {"cuda": 0, "mps": 0}, None),  # a cluster run: its nodes have GPUs
         ("cpu", True, {"cuda": 0, "mps": 0}, None),
@@ -141,7 +142,8 @@ def test_the_device_must_be_on_the_machine_that_runs_the_jobs(device, local, hav
     if problem is None:
         assert error is None
     else:
-        assert f"config key 'device': {problem}" in error and "no job was started" in error
+        assert error.startswith(f"config key 'device': {device!r}, but {problem}")
+        assert "no job was started" in error
 
 
 def test_this_machines_devices_are_asked_of_pytorch():
