@@ -389,6 +389,12 @@ def test_dataset_training_picks_the_procedure_per_family():
             lambda c: c["scales"]["smoke"]["feature_masking"].update(step=0.3),
             "scales.smoke.feature_masking.step': 0.3 does not divide 0.5",
         ),
+        (  # accepted, then the training job stopped on it
+            lambda c: c["experiments"]["major_minor"]["models"]["awd_mmlstm_mos"]["hparams"].update(
+                major_proportions=[0.5, 0.5]
+            ),
+            "experiments.major_minor.models.awd_mmlstm_mos.hparams.major_proportions': 2 entries",
+        ),
         (  # misspelt: "Nothing to be done", then a Dyck run asks SLURM for a GPU
             lambda c: c["cluster"].update(cpu_families=["dyk"]),
             "cluster.cpu_families': unknown dataset family 'dyk'",

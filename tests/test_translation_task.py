@@ -4,6 +4,7 @@ step schedule, the objective, and a run killed mid-epoch resuming to identical n
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -109,6 +110,21 @@ def test_a_pair_file_cut_short_is_refused_naming_it_and_the_remake(data, tmp_pat
         read_pairs(path, index)
     assert f"{path}: {whole - 3} pairs, but data.json beside it records {whole}" in str(error.value)
     assert f"Remake it: snakemake {path} --force" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [  # sentencepiece stopped with an INTERNAL error; no training pair was kept, without a word
+        ("--vocab-size", "8", "'translation.vocab_size' (or the scale's): 8, but the BPE needs"),
+        ("--max-length", "1", "'translation.max_length' (or the scale's): 1, but none of the"),
+    ],
+)
+def test_settings_the_data_cannot_honour_name_their_key(tmp_path, option, value, message):
+    args = ["--stand-in", json.dumps(STAND_IN), "--test-names", "newstest2015"]
+    args += ["--vocab-size", "50", "--max-length", "50", "--out-dir", str(tmp_path)]
+    args[args.index(option) + 1] = value
+    with pytest.raises(SystemExit, match=re.escape(f"config key {message}")):
+        prepare_translation.main(args)
 
 
 def test_the_bpe_model_is_the_same_bytes_wherever_it_is_made(tmp_path):

@@ -516,6 +516,12 @@ def _check_hparams(key: str, arch: str, fam: str, model: dict, hparams: dict) ->
                 f"config key '{key}.{where}.{written}': model {arch!r} takes no {name!r}; it "
                 f"takes {', '.join(required + optional)}"
             )
+    proportions, sizes = hparams.get("major_proportions"), hparams.get("layer_sizes")
+    if proportions and sizes and len(proportions) != len(sizes):
+        raise ConfigError(
+            f"config key '{key}.hparams.major_proportions': {len(proportions)} entries for "
+            f"{len(sizes)} layers (layer_sizes {sizes}, for dataset family {fam!r}): one each"
+        )
     solved = WIDTH_KEYS if "budget" in model else ()
     missing = [name for name in required if name not in given and name not in solved]
     if missing:

@@ -80,6 +80,14 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     lines = [side for pair in train[::step] for side in pair]
+    # sentencepiece needs a piece for each special and each character (a space is "▁")
+    needed = len(parallel.SPECIAL_IDS) + len(set("".join(lines).replace(" ", "▁")))
+    if args.vocab_size < needed:
+        raise SystemExit(
+            f"config key 'translation.vocab_size' (or the scale's): {args.vocab_size}, but "
+            f"the BPE needs at least {needed} pieces here ({len(parallel.SPECIAL_IDS)} special "
+            "ones and each character of the training text)"
+        )
     model = parallel.train_bpe(lines, args.vocab_size)
     import sentencepiece as spm
 
@@ -100,6 +108,11 @@ def main(argv: list[str] | None = None) -> None:
         "train": parallel.write_pairs(out / "train.tsv", encoded(train, args.max_length)),
         "val": parallel.write_pairs(out / "val.tsv", encoded(splits["val"])),
     }
+    if not counts["train"]:
+        raise SystemExit(
+            f"config key 'translation.max_length' (or the scale's): {args.max_length}, but "
+            f"none of the {len(train)} training pairs has both sides within that many pieces"
+        )
     for name, pairs in tests.items():
         counts[name] = parallel.write_pairs(out / f"{name}.tsv", encoded(pairs))
         write_text_atomic(out / f"{name}.ref", "".join(f"{t}\n" for _, t in pairs))
