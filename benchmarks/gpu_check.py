@@ -23,10 +23,10 @@ and the next step starts. Every file is rewritten as each row arrives.
    GPU, and building them costs tens of seconds);
 2. ``correctness``: ``tests.csv``: ``tests/test_cuda.py`` (every architecture, CUDA against the
    CPU), one row per test case, and a ``timeout`` row for the rest if it is stopped;
-3. ``cells``: ``cells.csv``: every registered model at the WikiText-2 benchmark size, the
-   paper-size text models and the Dyck size (``bench_cells.py``), each against an ``nn.LSTM``
-   (cuDNN on a GPU) of equal size, TF32 off: seconds per batch, tokens/s, ratio, ratio per
-   recurrent parameter;
+3. ``cells``: ``cells.csv``: every registered model at the Dyck and WikiText-2 benchmark sizes,
+   then the paper-size text models (``bench_cells.py``), each against an ``nn.LSTM`` (cuDNN on
+   a GPU) of equal size, TF32 off: seconds per batch, tokens/s, ratio, ratio per recurrent
+   parameter;
 4. ``epochs``: ``epoch_times.csv``: a few timed steps of each paper-scale text model on the
    prepared corpora under ``--data`` (``epoch_times.py``), extrapolated to an epoch, in
    ``sample_order`` (one model of every group that the cost scales from first), with
@@ -365,19 +365,20 @@ def test_step(*modules: str) -> Callable[[SimpleNamespace, float], Iterator[tupl
 
 
 def cells(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, dict]]:
-    """Every model against cuDNN (``bench_cells.run``, ``run_text``), TF32 off: the
-    WikiText-2 size first, then the paper-size text models, then the Dyck size (the Dyck runs
-    train on CPUs, ``cluster.cpu_families``)."""
+    """Every model against cuDNN (``bench_cells.run``, ``run_text``), TF32 off: the Dyck size
+    and the WikiText-2 size (every cell, with the ratio per recurrent parameter; the cost model
+    prices the Dyck runs from the Dyck rows), then the paper-size text models."""
     device = context.device
     if context.small:
         jobs = [lambda: bench_cells.run(["dyck"], 1, 100, device, ("lstm", "attention_lstm"))]
     else:
-        jobs = [lambda: bench_cells.run(["wt2"], 3, 1000, device)]
+        jobs = [
+            lambda size=size: bench_cells.run([size], 3, 1000, device) for size in ("dyck", "wt2")
+        ]
         jobs += [
             lambda size=size: bench_cells.run_text([size], 3, None, device)
             for size in bench_cells.TEXT_SIZES
         ]
-        jobs += [lambda: bench_cells.run(["dyck"], 3, 1000, device)]
     with tf32_off():
         for done, job in enumerate(jobs):
             if time.monotonic() > deadline:
