@@ -1,4 +1,4 @@
-"""Seed 004's recurrent layers against ``nn.LSTM``: the Major-Minor layer against an ``nn.LSTM``
+"""major_minor's recurrent layers against ``nn.LSTM``: the Major-Minor layer against an ``nn.LSTM``
 of the same parameter count, and the weight-dropped LSTM against ``nn.LSTM`` of its size.
 
 One case is forward + backward of one BPTT window (T = 70) of a batch (PTB and WikiText-2: the

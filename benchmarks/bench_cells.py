@@ -7,9 +7,10 @@ seconds per batch, tokens/s = T·B / seconds, and the time ratio to the referenc
 
     python benchmarks/bench_cells.py [--sizes dyck wt2] [--repeats 3] [--out FILE] [--device cuda]
 
-``--text`` instead times the paper-size text models of seeds 001 and 003 (``TEXT_SIZES``: one
-list of (model, hyper-parameters) per shape), relative to the registry ``lstm`` (nn.LSTM) with
-h = 991, e = 128 at the same B, T, V; default output benchmarks/results/cells_text.csv:
+``--text`` instead times the paper-size text models of multi_matrix and general_second_order
+(``TEXT_SIZES``: one list of (model, hyper-parameters) per shape), relative to the registry
+``lstm`` (nn.LSTM) with h = 991, e = 128 at the same B, T, V; default output
+benchmarks/results/cells_text.csv:
 
     python benchmarks/bench_cells.py --text [--text-sizes char001 char003] [--time-steps T]
 
@@ -24,6 +25,8 @@ import csv
 import os
 import statistics
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -43,8 +46,9 @@ SIZES = {
     # WikiText-2 model size; the decoder uses a smaller vocabulary (see --wt2-vocab)
     "wt2": dict(B=64, T=70, vocab=None, e=300, h=600, stack_depth=None),
 }
-# Seed 001 character level (PTB char, V = 50, e = 128; MODELS §2.6 sizes, ≈4.5M parameters) and
-# seed 003 (PTB lines, V = 27 one-hot characters; MODELS §4.3 sizes, ≈500k parameters).
+# multi_matrix character level (PTB char, V = 50, e = 128; docs/methods.md §5.5 sizes, ≈4.5M
+# parameters) and general_second_order (PTB lines, V = 27 one-hot characters; docs/methods.md
+# §6.4 sizes, ≈500k parameters).
 # size -> batch, time steps, vocabulary size, [(label, registry name, hyper-parameters)]
 TEXT_REFERENCE = ("lstm h=991 (reference)", "lstm", {"embedding_dim": 128, "hidden_size": 991})
 
@@ -96,8 +100,9 @@ TEXT_SIZES = {
             ("lstm h=290 (≈500k)", "lstm", {"embedding_dim": 128, "hidden_size": 290}),
         ],
     ),
-    # Seed 000 on WikiText-2: e = 300, h = 600, batch 64, BPTT 70; the decoder over 1,000 words
-    # (the full 33,278 would add the same ~9 s per batch to every model and hide the recurrence)
+    # second_order_lstm on WikiText-2: e = 300, h = 600, batch 64, BPTT 70; the decoder over
+    # 1,000 words (the full 33,278 would add the same ~9 s per batch to every model and hide the
+    # recurrence)
     "wt2_000": dict(
         B=64,
         T=70,
@@ -137,7 +142,7 @@ def hparams(name: str, size: dict) -> dict:
     """Hyper-parameters of ``name`` at a benchmark size (registry defaults otherwise)."""
     if name == "dyck_rnn":
         return {"stack_depth": size["stack_depth"]}
-    if name == "second_order_rnn":  # seed 003 models: one-hot inputs, no embedding
+    if name == "second_order_rnn":  # general_second_order models: one-hot inputs, no embedding
         return {"hidden_size": size["h"], "inner_size": size["h"]}
     if name in ("first_order_rnn", "mi_rnn"):
         return {"hidden_size": size["h"]}
@@ -167,9 +172,23 @@ def time_training_graphed(
     )
 
 
-def capture(step, device: torch.device, warmup: int = 3) -> torch.cuda.CUDAGraph:
+@dataclass
+class Captured:
+    """A CUDA graph of ``step()`` and the step itself. The graph reads the step's input tensors
+    (its tokens) at the addresses they had at capture, so the step is kept with it: dropped,
+    its tokens' memory would go back to the allocator and be handed to the next allocation,
+    and a replay would read whatever that wrote (out-of-range token ids)."""
+
+    graph: torch.cuda.CUDAGraph
+    step: Callable[[], None]
+
+    def replay(self) -> None:
+        self.graph.replay()
+
+
+def capture(step: Callable[[], None], device: torch.device, warmup: int = 3) -> Captured:
     """A CUDA graph of ``step()`` (forward, loss and backward at a fixed shape), captured after
-    ``warmup`` eager runs on a side stream; ``graph.replay()`` then runs it again."""
+    ``warmup`` eager runs on a side stream; ``.replay()`` then runs it again."""
     side = torch.cuda.Stream(device)
     side.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(side):
@@ -179,7 +198,7 @@ def capture(step, device: torch.device, warmup: int = 3) -> torch.cuda.CUDAGraph
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         step()
-    return graph
+    return Captured(graph, step)
 
 
 def training_batch(model: nn.Module, size: dict, device: torch.device):

@@ -1,9 +1,10 @@
-"""Seed 003's test score under the readings its words allow, from finished runs' model files.
+"""general_second_order's test score under the readings its words allow, from finished runs' model
+files.
 
-Seed 003 reports "average cross-entropy over the test documents, in bits per character (BPC)".
-The pipeline computes the micro average in bits: all bits of the split over all its characters
-(MODELS.md §4.2). This script scores each run's ``model.pt`` on a test split and writes, per run,
-the four readings of those words:
+general_second_order reports "average cross-entropy over the test documents, in bits per character
+(BPC)". The pipeline computes the micro average in bits: all bits of the split over all its
+characters (docs/methods.md §6.6). This script scores each run's ``model.pt`` on a test split and
+writes, per run, the four readings of those words:
 
 - ``micro_bits`` (the pipeline's BPC) and ``micro_nats`` (the same in nats per character);
 - ``macro_bits`` and ``macro_nats``: each document's mean cross-entropy per character, averaged

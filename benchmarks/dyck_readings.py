@@ -1,5 +1,5 @@
-"""Why a paper-scale Dyck run differs from seed 000's Table 1: one run retrained under other
-readings of its procedure (issue 12's suspects), each to the end, on the same data and seed.
+"""Why a paper-scale Dyck run differs from second_order_lstm's Table 1: one run retrained under
+other readings of its procedure (issue 12's suspects), each to the end, on the same data and seed.
 
 Variants of ``training.second_order_lstm_dyck`` (docs/methods.md §7.1):
 

@@ -1,4 +1,4 @@
-"""Why seed 001's unfrozen 1-d Dyck-RNN (§6.2, "unable to achieve good performance") learns
+"""Why multi_matrix's unfrozen 1-d Dyck-RNN (§6.2, "unable to achieve good performance") learns
 for some seeds: the sign pattern of its push/pop gate at initialisation.
 
 The gate is g = σ(w·e(x)) with a scalar w and a trainable scalar embedding e per token. The

@@ -1,11 +1,11 @@
-"""Arithmetic of seed 004's paper-scale runs: FLOPs per training token, counted, and the total
+"""Arithmetic of major_minor's paper-scale runs: FLOPs per training token, counted, and the total
 of the paper scale, for a GPU-hour estimate that this CPU-only machine cannot measure.
 
 For each major_minor model and corpus, the model is built at paper size on PyTorch's ``meta``
 device (shapes only, no memory) and one training batch (forward, cross-entropy, backward;
 activation checkpointing's recomputation included) runs under ``FlopCounterMode``, which
 counts the matrix products (2 FLOPs per multiply-add; element-wise work is not counted).
-Totals: training tokens per epoch (seed 004 Table I) × epochs (the procedure's ``max_epochs``:
+Totals: training tokens per epoch (major_minor Table I) × epochs (the procedure's ``max_epochs``:
 AWD-LSTM and MoS never stop early; fine-tuning counted at the same cap, an upper bound) plus
 validation every epoch at a third of a training token.
 
@@ -27,7 +27,7 @@ from rnnrepro import config as cfg
 from rnnrepro.cost import VAL_COST
 from rnnrepro.models import build_model
 
-# seed 004 Table I: training and validation tokens
+# major_minor Table I: training and validation tokens
 TOKENS = {
     "ptb_stream": (887_521 + 42_068, 70_390 + 3_370),  # + one <eos> per line, as streamed
     "wikitext2": (2_088_628, 217_646),

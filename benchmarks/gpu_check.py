@@ -308,7 +308,7 @@ def cuda_tests(work: Path, timeout: float, paths: list[Path]) -> list[dict]:
     report = work / f"tests_{paths[0].stem}.xml"
     report.unlink(missing_ok=True)
     command = [sys.executable, "-c", PYTEST_INTERRUPTIBLE, "-q", "-p", "no:cacheprovider"]
-    command += [str(p) for p in paths] + [f"--junitxml={report}"]
+    command += [str(p) for p in paths] + [f"--junitxml={report}", "-o", "junit_logging=all"]
     proc = subprocess.Popen(command, cwd=ROOT)
     timed_out = False
     try:
@@ -327,7 +327,7 @@ def cuda_tests(work: Path, timeout: float, paths: list[Path]) -> list[dict]:
         outcome, message = "passed", ""
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
-                outcome, message = child.tag, (child.get("message") or "")[:300]
+                outcome, message = child.tag, failure_message(case, child)
         rows.append(
             {
                 "test": f"{case.get('classname')}::{case.get('name')}",
@@ -339,6 +339,19 @@ def cuda_tests(work: Path, timeout: float, paths: list[Path]) -> list[dict]:
     if timed_out:
         rows.append({"test": "(the rest)", "outcome": "timeout", "seconds": timeout, "message": ""})
     return rows
+
+
+def failure_message(case: ET.Element, failure: ET.Element) -> str:
+    """A failed test's message in at most 500 characters: its first line, where it was raised
+    outside the installed packages (the last 3 such frames of the traceback), and any device-side
+    assertion the test printed (CUDA reports those asynchronously, at a later call)."""
+    first = (failure.get("message") or "").splitlines()[:1]
+    frames = re.findall(r"^(\S+\.py:\d+): ", failure.text or "", re.M)
+    frames = [frame for frame in frames if "site-packages" not in frame]
+    printed = "".join(out.text or "" for out in case if out.tag in ("system-out", "system-err"))
+    asserts = [line.strip() for line in printed.splitlines() if "Assertion" in line][:2]
+    parts = first + ([f"at {' < '.join(reversed(frames[-3:]))}"] if frames else []) + asserts
+    return " | ".join(parts)[:500]
 
 
 def stop(proc: subprocess.Popen) -> None:

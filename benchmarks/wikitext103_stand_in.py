@@ -2,7 +2,7 @@
 
 WikiText-103 (~180 MB zipped) is not in our data mirror and this machine has no internet, so the
 cpu-scale Table VII is measured on a stand-in: WikiText-2's training split as the training split
-and WikiText-2's validation and test splits (WikiText-103 has the same ones: seed 004, Table I).
+and WikiText-2's validation and test splits (WikiText-103 has the same ones: major_minor, Table I).
 This writes a mirror directory (every file of ``--mirror`` linked, plus ``wikitext-103/``) and
 a ``data_sources`` file registering the stand-in's sha256 (and no SHA-1). Table VII then says
 that its runs did not read the published WikiText-103 (its SHA-1 does not match).

@@ -1,4 +1,4 @@
-"""Memory and time of one WikiText-103 training step at paper size (seed 004 Table VI).
+"""Memory and time of one WikiText-103 training step at paper size (major_minor Table VI).
 
 Builds the two Table VII models as config.yaml defines them at paper scale (embedding 256, full
 softmax over WikiText-103's 267,735 words, tied) and times one training step (forward,
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 V, T, PAPER_BATCH = 267_735, 70, 128
-TRAIN_TOKENS, VAL_TOKENS = 103_227_021, 217_646  # seed 004 Table I
+TRAIN_TOKENS, VAL_TOKENS = 103_227_021, 217_646  # major_minor Table I
 EPOCH_TIMES = "benchmarks/results/epoch_times.csv"
 
 

@@ -1,4 +1,4 @@
-"""Linzen agreement scoring (seed 002 Table 2), its report (Fig. 2, Table 3) and Fig. 3's
+"""Linzen agreement scoring (memory Table 2), its report (Fig. 2, Table 3) and Fig. 3's
 stack statistics."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Parameter-budget solver (rnnrepro.budget) against MODELS §4.3 and §2.6."""
+"""Parameter-budget solver (rnnrepro.budget) against docs/methods.md §6.4 and §5.5."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ def test_budget_module_does_not_import_torch():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
-# MODELS §4.3 / §8.4, V = 27. (architecture, fixed, MODELS' h, solver's h, count at solver's h).
-# MODELS' "h≈" values are the real root h* of P(h) = 500,000 rounded to the NEAREST integer,
-# while the solver rounds down (MODELS §4.3's own rule: the count must not exceed the budget).
+# docs/methods.md §6.4, V = 27: (architecture, fixed, the spec's h, solver's h, count at
+# solver's h). The spec's "h≈" values are the real root h* of P(h) = 500,000 rounded to the
+# NEAREST integer, while the solver rounds down (docs/methods.md §6.4's own rule: the count must
+# not exceed the budget).
 # They differ by one where h* has a fraction above .5: D+E h* = 394.8 (P(395) = 500,492 > 500k),
 # D only h* = 479.9 (P(480) = 500,187), MI-RNN h* = 678.7 (P(679) = 500,450).
 ABLATIONS = [
@@ -44,7 +45,7 @@ def test_ablation_sizes_match_models_md(name, fixed, models_h, h, params):
     else:
         assert "inner_size" not in result
     assert BUDGET * 0.995 <= params <= BUDGET
-    # h is the largest that fits; MODELS' h (when different) exceeds the budget
+    # h is the largest that fits; the spec's h (when different) exceeds the budget
     bigger = {**fixed, "hidden_size": h + 1}
     if name == "second_order_rnn":
         bigger["inner_size"] = h + 1
@@ -52,8 +53,8 @@ def test_ablation_sizes_match_models_md(name, fixed, models_h, h, params):
 
 
 RATIOS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20)
-# MODELS §4.3 ratio tables, (h, m) per ratio, model without D and E
-MODELS_TABLE = {
+# docs/methods.md §6.4 ratio tables, (h, m) per ratio, model without D and E
+SPEC_TABLE = {
     27: [(1506, 151), (1077, 215), (687, 343), (486, 486), (343, 687), (216, 1078), (151, 1508),
          (105, 2099)],
     703: [(563, 56), (481, 96), (354, 177), (259, 259), (177, 354), (96, 482), (56, 564),
@@ -66,7 +67,7 @@ SOLVED = {
     703: [(563, 56), (481, 96), (354, 177), (259, 259), (177, 354), (96, 480), (56, 560),
           (31, 620)],
 }  # fmt: skip
-# Why they differ: MODELS' table is h = round(h*), m = round(r·h*) from the real root h* of
+# Why they differ: the spec's table is h = round(h*), m = round(r·h*) from the real root h* of
 # 2r h² + (rV + V + 1)h + V = 500,000 (every one of its 16 pairs is reproduced that way), not its
 # own "round h down, m = round(r·h)" rule. So (a) h is one higher where h* has a fraction >= .5
 # (V=27: r = 0.5, 5, 10, 20), and those pairs exceed the budget (e.g. (105, 2099): 500,430;
@@ -85,7 +86,7 @@ OVER_HALF_PERCENT = {(27, 0.1), (27, 5), (27, 10), (27, 20), (703, 10), (703, 20
 
 def ratio_cases():
     for V, pairs in SOLVED.items():
-        for r, solved, models in zip(RATIOS, pairs, MODELS_TABLE[V], strict=True):
+        for r, solved, models in zip(RATIOS, pairs, SPEC_TABLE[V], strict=True):
             yield V, r, solved, models
 
 
@@ -98,7 +99,7 @@ def test_ratio_tables(V, r, solved, models):
         "second_order_rnn", V, {"hidden_size": h, "inner_size": m, **NO_DE}
     )
     assert abs(h - models[0]) <= 2 and abs(m - models[1]) <= max(1, round(r))
-    # closed form of MODELS §4.3 for the model without D and E
+    # closed form of docs/methods.md §6.4 for the model without D and E
     assert result["params"] == 2 * h * m + m * V + h + V * h + V
     assert result["params"] <= BUDGET
     gap = 1 - result["params"] / BUDGET
@@ -113,10 +114,11 @@ def test_ratio_tables(V, r, solved, models):
     assert filled["inner_size"] / filled["hidden_size"] == pytest.approx(r, rel=0.02)
 
 
-# MODELS §2.6 (seed 001): (architecture, V, e, layers, h, MODELS' count in millions, target).
+# docs/methods.md §5.5 (multi_matrix): (architecture, V, e, layers, h, the spec's count in
+# millions, target).
 # All are within 0.5% of the paper's "≈4.5M" / "≈2M" except the 2-layer word LSTM (h = 115):
 # 1,989,980 is 0.501% below 2M. That is the paper's own size (MODELS lists 1.990M ✓; h = 116,
-# 2,003,024, would be closer but above 2M), so it is checked against MODELS' count only.
+# 2,003,024, would be closer but above 2M), so it is checked against the spec's count only.
 PAPER_SIZES = [
     ("rnn", 50, 128, 1, 2032, 4.501, 4.5e6),
     ("rnn", 50, 128, 2, 1194, 4.501, 4.5e6),

@@ -295,7 +295,7 @@ def test_models_run_only_on_their_datasets():
         "ptb_char_cut50",
         "ptb_char_cut75",
     }
-    # seed 003: five folds, one seed each (the paper's spread is over folds)
+    # general_second_order: five folds, one seed each (the paper's spread is over folds)
     general_second_order = cfg.runs(config, "general_second_order", "so_tanh")
     assert [r.dataset for r in general_second_order] == [
         f"ptb_lines_unigram_fold{k}" for k in range(1, 6)
@@ -321,7 +321,7 @@ def test_budget_solves_sizes_and_width_scales_them():
     assert (run["hparams"]["hidden_size"], run["hparams"]["inner_size"]) == (
         343,
         686,
-    )  # m = round(2 * 343) (MODELS §4.3)
+    )  # m = round(2 * 343) (docs/methods.md §6.4)
     assert run["budget"]["params"] <= 500000
     assert run["text"]["framing"] == "none"
     bigram = cfg.run_config(config, "general_second_order", "ptb_lines_bigram_fold1", "ratio_2")

@@ -1,5 +1,5 @@
-"""Dynamic evaluation (MODELS.md §5.2, mos/dynamiceval.py): gradient statistics, decay rates, the
-update rule, static evaluation as its η = 0 limit, and an interrupted job resuming exactly."""
+"""Dynamic evaluation (docs/methods.md §12.2, mos/dynamiceval.py): gradient statistics, decay rates,
+the update rule, static evaluation as its η = 0 limit, and an interrupted job resuming exactly."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Feature masking at test time (major_minor Fig. 5, MODELS §7.8): the mask's rate, scaling,
-locking over a window, seeding and the layers it touches, and the script's CSV."""
+"""Feature masking at test time (major_minor Fig. 5, docs/methods.md §12.6): the mask's rate,
+scaling, locking over a window, seeding and the layers it touches, and the script's CSV."""
 
 from __future__ import annotations
 

@@ -235,3 +235,22 @@ def test_cuda_tests_past_their_time_keep_the_finished_rows(tmp_path):
         ("test_timed::test_quick", "passed"),
         ("(the rest)", "timeout"),
     ]
+
+
+def test_a_failed_cuda_test_says_where_and_what_it_printed(tmp_path):
+    """The first GPU run's failures kept only the first 300 characters of a device-side assert's
+    message: neither where it was raised nor the assertion CUDA printed."""
+    tests = tmp_path / "test_failing.py"
+    tests.write_text(
+        "def deep():\n    raise RuntimeError('CUDA error: device-side assert triggered')\n\n\n"
+        "def test_fails():\n    print('Kernel.cu:42: block: [0,0,0] Assertion `idx` failed.')\n"
+        "    deep()\n"
+    )
+    rows = load_benchmark("gpu_check").cuda_tests(tmp_path, 60, [tests])
+    [row] = rows
+    assert row["outcome"] == "failure"
+    message = row["message"]
+    assert message.startswith("RuntimeError: CUDA error: device-side assert triggered"), message
+    assert "test_failing.py:2 < " in message and "test_failing.py:7" in message, message
+    assert "Kernel.cu:42: block: [0,0,0] Assertion `idx` failed." in message, message
+    assert len(message) <= 500

@@ -6,13 +6,16 @@ every process they start."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
+import weakref
 
 import pytest
 import test_cuda
 import test_cuda_graphs
 import torch
+from pipeline_utils import load_benchmark
 
 from rnnrepro import precision
 
@@ -51,6 +54,40 @@ def test_the_graphed_models_train_and_draw_nothing(name, one_thread):
         torch.manual_seed(seed)
         outputs.append(model(tokens)[0].detach())
     torch.testing.assert_close(*outputs, rtol=0, atol=0)
+
+
+def test_a_captured_batch_keeps_its_tokens_alive(monkeypatch):
+    """A graph replays its kernels on the addresses of capture time: the step that owns the
+    input tokens must live as long as the graph. The first H200 run (tests.csv,
+    ``gpu_check_h200/``) failed the graph tests with an out-of-bounds index after the first
+    model: its tokens' memory had been handed on between replays."""
+    bench_cells = load_benchmark("bench_cells")
+
+    class Nothing:  # the CUDA calls of ``capture``, without a GPU
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        wait_stream = replay = __init__
+
+    for name in ("Stream", "stream", "current_stream", "graph", "CUDAGraph"):
+        monkeypatch.setattr(torch.cuda, name, Nothing)
+    model = test_cuda_graphs.graph_model("lstm", CPU)
+    step = bench_cells.training_batch(model, test_cuda_graphs.SIZE, CPU)
+    tokens = weakref.ref(step.__closure__[step.__code__.co_freevars.index("tokens")].cell_contents)
+    captured = bench_cells.capture(step, CPU, warmup=1)
+    del step
+    gc.collect()
+    assert tokens() is not None
+    captured.replay()
+    del captured
+    gc.collect()
+    assert tokens() is None
 
 
 def test_full_fp32_turns_tf32_off_and_restore_puts_it_back():

@@ -1,5 +1,5 @@
-"""Seed 004's components on their own (MODELS.md §5): embedding dropout, locked dropout, weight
-drop, the mixture of softmaxes, Major-Minor layers, and the AWD models' parameter counts."""
+"""major_minor's components on their own (docs/methods.md §12): embedding dropout, locked dropout,
+weight drop, the mixture of softmaxes, Major-Minor layers, and the AWD models' parameter counts."""
 
 from __future__ import annotations
 
@@ -166,7 +166,8 @@ def test_tying_needs_an_embedding_sized_last_layer_or_a_mixture():
         small(major_proportions=[0.9, 0.9])
 
 
-# MODELS.md §5.3 "Verified counts" (two biases per LSTM, tied embedding, MoS): every one marked ✓
+# The paper's counts that follow from its printed sizes (docs/methods.md §12.1; two biases per
+# LSTM, tied embedding, MoS)
 COUNTS = [
     ("MoS PTB", 10000, 280, [960, 960, 620], None, 15, 21.50e6),
     ("MMLSTM PTB", 10000, 280, [1080, 1080, 620], [0.9, 0.9, 0.6], 15, 21.32e6),
@@ -181,7 +182,7 @@ COUNTS = [
 
 
 @pytest.mark.parametrize("name, V, e, sizes, proportions, experts, expected", COUNTS)
-def test_parameter_counts_match_models_md(name, V, e, sizes, proportions, experts, expected):
+def test_parameter_counts_match_the_papers(name, V, e, sizes, proportions, experts, expected):
     with torch.device("meta"):  # no memory for the 68M-parameter WikiText-103 embedding
         model = AWDLSTMLM([str(i) for i in range(V)], e, sizes, proportions, experts=experts)
     assert model.num_parameters() == pytest.approx(expected, rel=0.005), name

@@ -1,4 +1,5 @@
-"""Seed 003's models: the general second-order RNN, the first-order RNN and the MI-RNN."""
+"""general_second_order's models: the general second-order RNN, the first-order RNN and the
+MI-RNN."""
 
 from __future__ import annotations
 
@@ -172,7 +173,7 @@ def test_recurrence_with_one_step_passes_gradcheck():
 
 
 # ---------------------------------------------------------------------------------------------
-# special cases (seed 003 §3)
+# special cases (general_second_order §3)
 
 
 def test_general_model_without_e_is_sutskevers_mrnn():

@@ -165,7 +165,7 @@ def test_candidate_dropout_lstm_equals_the_per_step_definition_and_nn_lstm_in_ev
     torch.testing.assert_close(lstm.eval()(x)[0], plain)
 
 
-# MODELS.md §3 (tied, d = 650; the counts it marks as matching the paper): PTB / WikiText-2
+# docs/methods.md §11.1 (tied, d = 650; the counts it marks as matching the paper): PTB / WikiText-2
 COUNTS = [
     ("memory_lstm", {"hidden_size": 650, "memory": "none"}, 10_000, 9.90e6),
     ("memory_lstm", {"hidden_size": 920, "memory": "none"}, 10_000, 15.99e6),

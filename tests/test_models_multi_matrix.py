@@ -1,4 +1,4 @@
-"""Seed 001's models: RNN, mRNN, mLSTM, mmRNN, mmLSTM and the Dyck-RNN."""
+"""multi_matrix's models: RNN, mRNN, mLSTM, mmRNN, mmLSTM and the Dyck-RNN."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_forward_shape_and_carried_state(name, hparams):
     torch.testing.assert_close(torch.cat((first, second)), logits)
 
 
-# (name, V, e, h, layers, total from MODELS §2.6)
+# (name, V, e, h, layers, total from docs/methods.md §5.5)
 PAPER_SIZES = [
     ("rnn", 50, 128, 2032, 1, 4.501e6),
     ("rnn", 50, 128, 1194, 2, 4.501e6),
@@ -74,7 +74,7 @@ def test_parameter_counts_match_paper_table(name, V, e, h, layers, expected):
     )
     total = model.num_parameters()
     assert abs(total - expected) <= 0.005 * expected
-    if name in ("mrnn", "mlstm"):  # exact counts of MODELS §2.2
+    if name in ("mrnn", "mlstm"):  # exact counts of docs/methods.md §5.3
         assert total == expected
     assert total == model.recurrent_parameters() + V * e + (h * V + V)
 

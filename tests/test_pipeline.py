@@ -203,7 +203,8 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
 
     archive("save", smoke_run, smoke_config())
     manifest = pd.read_csv(tmp_path / "archive/manifest.csv")
-    assert len(manifest) == 2 * 10  # m = 4, 6; 3 seed-000 and 7 seed-001 models; one seed
+    # m = 4, 6; 3 second_order_lstm and 7 multi_matrix models; one seed
+    assert len(manifest) == 2 * 10
     # a segment of the track that started two hours ago and was paused for one of them
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 7200))
     segment = ("--segment-start", started, "--segment-paused", "3600")

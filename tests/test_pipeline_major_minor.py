@@ -1,4 +1,4 @@
-"""Seed 004's track through Snakemake at smoke scale, on fixture corpora: training, fine-tuning
+"""major_minor's track through Snakemake at smoke scale, on fixture corpora: training, fine-tuning
 and dynamic evaluation as three rules, Tables II and VII at every stage, Tables IV and V from the
 config, and reruns that touch only the stage whose settings changed."""
 

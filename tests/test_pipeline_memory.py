@@ -1,4 +1,4 @@
-"""Seed 002's track through Snakemake at smoke scale, on fixture corpora: the random search,
+"""memory's track through Snakemake at smoke scale, on fixture corpora: the random search,
 Table 1, Linzen agreement (Table 2, Fig. 2, Table 3) and the stack actions (Fig. 3)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The PTB tracks (seeds 001 and 003) through Snakemake at smoke scale, on fixture corpora served
-from a fixture mirror or a loopback HTTP server (never the internet)."""
+"""The PTB tracks (multi_matrix and general_second_order) through Snakemake at smoke scale, on
+fixture corpora served from a fixture mirror or a loopback HTTP server (never the internet)."""
 
 from __future__ import annotations
 

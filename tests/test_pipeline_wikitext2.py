@@ -1,4 +1,4 @@
-"""Seed 000's WikiText-2 track through Snakemake at smoke scale, on a fixture corpus."""
+"""second_order_lstm's WikiText-2 track through Snakemake at smoke scale, on a fixture corpus."""
 
 from __future__ import annotations
 
@@ -27,13 +27,13 @@ def wikitext2_config(mirror: str, sources: str) -> dict:
     for model in config["experiments"]["second_order_lstm"]["models"].values():
         model.get("dataset_hparams", {}).pop("dyck", None)
         model.pop("datasets", None)
-    # a fine-tuning stage with AWD-LSTM's procedure parts (no paper of seed 000 has one)
+    # a fine-tuning stage with AWD-LSTM's procedure parts (no paper of second_order_lstm has one)
     config["training"]["finetune_test"] = {
         "lr": 0.5, "batch_size": 4, "bptt": 8, "max_epochs": 3, "early_stopping_patience": 3,
         "optimizer": "sgd", "asgd_nonmono": 1, "variable_bptt": True, "ar": 1.0, "tar": 1.0,
     }  # fmt: skip
     config["experiments"]["second_order_lstm"]["models"]["lstm"]["finetune"] = "finetune_test"
-    # a random search over two trials (no paper of seed 000 has one)
+    # a random search over two trials (no paper of second_order_lstm has one)
     config["scales"]["smoke"]["search_trials"] = 2
     config["experiments"]["second_order_lstm"]["models"]["searched"] = {
         "architecture": "lstm", "training": "second_order_lstm_wikitext2",

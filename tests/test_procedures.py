@@ -243,7 +243,8 @@ def test_fine_tuning_needs_the_non_monotone_interval():
 
 
 def test_decay_on_increase_counts_rises_in_a_row_not_epochs_without_a_best(tmp_path):
-    """Seed 000's "LR decay of 0.5, with patience 3" read as rises of the validation loss."""
+    """second_order_lstm's "LR decay of 0.5, with patience 3" read as rises of the validation
+    loss."""
     losses = [3.0, 2.0, 2.5, 2.4, 2.45, 2.5, 2.6, 2.7, 2.0]
     result, _, _ = run(tmp_path, losses, lr_decay=0.5, lr_patience=2, lr_decay_on="increase")
     lrs = [row["lr"] for row in result.history]
@@ -317,8 +318,8 @@ class SoftChoice(Counter):
 def test_validation_temperature_is_a_reading_of_the_procedure(
     tmp_path, reading, hard_in_validation
 ):
-    """Seed 000 does not say at which temperature the attention LSTM validates: "test" validates
-    hard (as it is tested) and trains soft again afterwards; "training" stays soft."""
+    """second_order_lstm does not say at which temperature the attention LSTM validates: "test"
+    validates hard (as it is tested) and trains soft again afterwards; "training" stays soft."""
     model, seen = SoftChoice(), {"train": [], "val": []}
 
     def batch_loss(m, batch):

@@ -91,7 +91,7 @@ def test_reference_has_table1_numbers():
     m8 = t1[(t1.dataset == "dyck_m8") & (t1.model == "attention_lstm")].set_index("metric")
     assert m8.loc["test_wcpa", "value"] == pytest.approx(0.667)
     assert m8.loc["params", "value"] == 8600
-    assert t1["source"].str.startswith("seed 000, Table 1").all()
+    assert t1["source"].str.startswith("second_order_lstm, Table 1").all()
     multi_matrix = load_reference("multi_matrix")
     assert set(multi_matrix["comparison"]) == {"=", "<", "<="}
     assert (
@@ -361,7 +361,7 @@ def test_figures_take_the_run_identity_from_the_files_not_their_paths(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Penn Treebank experiments of seed 001 and seed 003
+# Penn Treebank experiments of multi_matrix and general_second_order
 
 
 def write_lm_metrics(
@@ -472,8 +472,7 @@ def test_reference_has_ptb_numbers():
         ("general_second_order", "Table 1"),
     ):
         rows = load_reference(paper, table)
-        number = {"multi_matrix": "001", "general_second_order": "003"}[paper]
-        assert rows["source"].str.startswith(f"seed {number}, {table}").all()
+        assert rows["source"].str.startswith(f"{paper}, {table}").all()
 
 
 def test_bpc_ce_verdicts_and_dyck_metrics_mix(tmp_path):
@@ -874,7 +873,7 @@ def test_reference_has_the_memory_papers_table1():
     assert values["ptb_stream", "multipop_stack", "test_ppl"] == pytest.approx(63.5)
     assert values["wikitext2", "attention_10", "test_ppl"] == pytest.approx(73.7)
     assert values["wikitext2", "lstm_920", "params_total"] == 40_000_000
-    assert t1["source"].str.startswith("seed 002, Table 1").all()
+    assert t1["source"].str.startswith("memory, Table 1").all()
 
 
 def test_the_readings_name_the_validation_temperature_of_attention_runs_only(tmp_path):

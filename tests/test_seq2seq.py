@@ -1,6 +1,6 @@
-"""major_minor's translation model (§V-D4, MODELS §5.3): Luong's global "general" attention with
-input feeding against a step-by-step definition, padding, Major-Minor branches, the parameter
-counts of Table XII, and decoding (beam width 1 is greedy)."""
+"""major_minor's translation model (§V-D4, docs/methods.md §12.7): Luong's global "general"
+attention with input feeding against a step-by-step definition, padding, Major-Minor branches,
+the parameter counts of Table XII, and decoding (beam width 1 is greedy)."""
 
 from __future__ import annotations
 

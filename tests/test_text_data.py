@@ -1,4 +1,4 @@
-"""PTB text preprocessing (seeds 001 and 003), LM batches and stream windows."""
+"""PTB text preprocessing (multi_matrix and general_second_order), LM batches and stream windows."""
 
 import pytest
 import torch
@@ -78,7 +78,7 @@ def test_head_and_truncate():
         text.truncate(seqs, 0)
 
 
-# --- seed 001: word / char PTB ---------------------------------------------------------------
+# --- multi_matrix: word / char PTB ---------------------------------------------------------------
 
 
 def test_ptb_word_and_char_vocab_and_splits(raw):
@@ -125,7 +125,7 @@ def test_cli_ptb_round_trip(tmp_path, raw, capsys):
     assert "vocabulary 17" in capsys.readouterr().out
 
 
-# --- seed 003: normalised lines, tokenisations, folds ----------------------------------------
+# --- general_second_order: normalised lines, tokenisations, folds ---------------------------------
 
 
 def test_normalise_line():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import shutil
 from dataclasses import replace
 
 import pytest
@@ -192,3 +193,21 @@ def test_cli_and_preflight_print_the_translation_runs(tmp_path, capsys):
     config = base_config()
     summary = cost_summary(config, cfg.jobs(config), ROOT, tmp_path)
     assert "of which translation: 2 job(s)" in summary and "GPU-hours at an assumed" in summary
+
+
+def test_gpu_costs_name_the_uncounted_runs_and_no_second_gpu_rate(tmp_path, capsys):
+    """``--gpu`` on a GPU's tables: the translation hours are already GPU-hours (no line at the
+    assumed rate beside them), and the runs left out are named."""
+    gpu = tmp_path / "gpu"
+    gpu.mkdir()
+    shutil.copyfile(ROOT / "benchmarks" / "results" / "cells.csv", gpu / "cells.csv")
+    (gpu / "epoch_times.csv").write_text(
+        "experiment,dataset,model,epoch_seconds\nmajor_minor,wmt14_de_en,nmt_lstm,600\n"
+    )
+    argv = ["--config", str(ROOT / "config.yaml"), "--runs-dir", str(tmp_path), "--gpu"]
+    argv += ["--throughput", str(tmp_path / "cells.csv")]  # the CPU's; --gpu reads gpu/ beside it
+    assert estimate_cost.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "of which translation: 2 job(s)" in out and "nmt_lstm's epoch of 600 s" in out
+    assert "on a GPU:" not in out
+    assert "memory/ptb_stream/lstm_650" in next(x for x in out.splitlines() if "Not counted" in x)

@@ -10,12 +10,12 @@ Linear(h, V) with bias, i.e. V·e + Σ_l layer_l + (h·V + V):
 
     rnn     layer = h·in + h² + 2h                      (nn.RNN: two bias vectors)
     lstm    layer = 4h·in + 4h² + 8h                    (nn.LSTM: two bias vectors)
-    mrnn    layer = h² + 2h·e + h                       (W_mh = I, MODELS §2.2; one layer)
+    mrnn    layer = h² + 2h·e + h                       (W_mh = I, docs/methods.md §5.3; one layer)
     mlstm   layer = 4h² + 5h·e + 4h                     (one layer)
-    mmrnn   layer = K·h² + h·in + h + K(K + h + in)     (MODELS §2.3)
-    mmlstm  layer = 4 (K·h² + h·in + h + K(K + h + in)) (MODELS §2.4)
+    mmrnn   layer = K·h² + h·in + h + K(K + h + in)     (docs/methods.md §5.4)
+    mmlstm  layer = 4 (K·h² + h·in + h + K(K + h + in)) (docs/methods.md §5.4)
 
-general_second_order (one-hot inputs, no embedding; MODELS §4.3):
+general_second_order (one-hot inputs, no embedding; docs/methods.md §6.4):
 
     second_order_rnn  h·m + m·V + m·h + δ_D h·V + δ_E h² + h + V·h + V
     first_order_rnn   h² + (2V + 1)h + V
@@ -27,7 +27,8 @@ LSTM of L_l − M_l units reading e (or in_l with ``minor_input="previous"``), t
 to the embedding (bias V) and, with K experts, the mixture's prior K·L and latent L·K·e + K·e.
 
 ``solve(architecture, vocab_size, budget, ratio=1.0, **fixed)`` returns the largest hidden size
-whose count fits the budget (MODELS §4.3: round h down, m = round(ratio·h), report the count).
+whose count fits the budget (docs/methods.md §6.4: round h down, m = round(ratio·h), report the
+count).
 """
 
 from __future__ import annotations
@@ -140,8 +141,8 @@ def solve(
     ``fixed``. Every other hyper-parameter the count needs (embedding_dim, num_layers, choices,
     use_d, use_e) goes in ``fixed``.
 
-    ``fill`` (off by default; not MODELS §4.3's rule): then grow the larger of h and m (h on a
-    tie) one unit at a time while the count still fits. At extreme ratios one step of h changes
+    ``fill`` (off by default; not docs/methods.md §6.4's rule): then grow the larger of h and m (h
+    on a tie) one unit at a time while the count still fits. At extreme ratios one step of h changes
     the count by up to ~2% of the budget; filling trades the exact ratio for a count within ~0.1%.
 
     Returns ``{"hidden_size": h, "inner_size": m (inner-size architectures only), "params": n}``.

@@ -20,9 +20,9 @@ from rnnrepro.provenance import architecture_hparams, architecture_names
 
 # Text families: how a sentence becomes a training sequence, the reported metric, and the
 # vocabulary size (known before any data exists, so that parameter budgets resolve in the DAG).
-# "eos": inputs <eos> x_1..x_n, targets x_1..x_n <eos> (multi_matrix); "none": inputs
-# x_1..x_{n-1}, targets x_2..x_n (general_second_order, MODELS §4.2: the 27-symbol alphabet has no
-# room for markers);
+# "eos": inputs <eos> x_1..x_n, targets x_1..x_n <eos> (multi_matrix); "none": inputs x_1..x_{n-1},
+# targets x_2..x_n (general_second_order, docs/methods.md §1.4: the 27-symbol alphabet has no room
+# for markers);
 # "stream": every line then <eos>, one stream in BPTT windows with the state carried across.
 TEXT_FAMILIES = {
     "ptb_char": {"framing": "eos", "metric": "bpc", "vocab_size": 50},

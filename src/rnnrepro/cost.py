@@ -533,9 +533,9 @@ def translation_summary(costs: Iterable[RunCost]) -> TranslationSummary | None:
     )
 
 
-def translation_lines(costs: Iterable[RunCost]) -> list[str]:
+def translation_lines(costs: Iterable[RunCost], on_gpu: bool = False) -> list[str]:
     """``translation_summary`` in words: jobs, counted FLOPs, hours at their rate and, where
-    that is no GPU's assumed one, GPU-hours at it."""
+    that rate is no GPU's (``on_gpu``: the costs are a GPU's), GPU-hours at the assumed one."""
     costs = list(costs)
     summary = translation_summary(costs)
     if summary is None:
@@ -547,7 +547,7 @@ def translation_lines(costs: Iterable[RunCost]) -> list[str]:
         f"validations, test perplexities, beam search); {tc.format_hours(summary.hours)} "
         "device-hours at " + "; ".join(summary.rates)
     ]
-    if any(c.flop_rate != tc.ASSUMED_GPU for c in costs if c.flops is not None):
+    if not on_gpu and any(c.flop_rate != tc.ASSUMED_GPU for c in costs if c.flops is not None):
         gpu = tc.format_hours(summary.assumed_gpu_hours)
         lines.append(f"  on a GPU: {gpu} GPU-hours at {tc.format_rate(tc.ASSUMED_GPU)}")
     return lines

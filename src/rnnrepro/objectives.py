@@ -36,7 +36,7 @@ def sequence_loss(
     raise ValueError(f'unknown output {output!r} (expected "vocab" or "close")')
 
 
-# Decay of REINFORCE's moving-average baseline (MODELS §3.2 [A]).
+# Decay of REINFORCE's moving-average baseline (docs/methods.md §11.1 [A]).
 BASELINE_DECAY = 0.99
 
 
@@ -46,7 +46,7 @@ def reinforce_loss(
     targets: torch.Tensor,
     baseline: float | None,
 ) -> tuple[torch.Tensor, float]:
-    """The policy loss of sampled actions and the updated baseline (MODELS §3.2 [A]).
+    """The policy loss of sampled actions and the updated baseline (docs/methods.md §11.1 [A]).
 
     action_log_prob [T, B] = log π(a_t) of the actions taken; the reward of step t is the
     log-likelihood of the window's words from t on, R_t = Σ_{t' ≥ t} log p(x_{t'+1}) (no

@@ -139,10 +139,10 @@ def padded_batches(
 
 
 def variable_bptt_lengths(bptt: int, seed: int, max_delta: int | None = None) -> Iterator[int]:
-    """AWD-LSTM's random window lengths (MODELS §5): mean ``bptt`` with probability 0.95, else
-    ``bptt / 2``; the length is ``max(5, int(N(mean, 5)))``, at most ``bptt + max_delta`` (MoS's
-    ``max_seq_len_delta``) when given. Drawn from a generator seeded with ``seed``, so an
-    epoch's windows are the same on every pass (and after a resume)."""
+    """AWD-LSTM's random window lengths (docs/methods.md §7.1): mean ``bptt`` with probability
+    0.95, else ``bptt / 2``; the length is ``max(5, int(N(mean, 5)))``, at most ``bptt +
+    max_delta`` (MoS's ``max_seq_len_delta``) when given. Drawn from a generator seeded with
+    ``seed``, so an epoch's windows are the same on every pass (and after a resume)."""
     generator = torch.Generator().manual_seed(seed)
     cap = None if max_delta is None else bptt + max_delta
     while True:
@@ -166,7 +166,7 @@ def stream_batches(
     bptt: int,
     lengths: Iterator[int] | None = None,
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """BPTT windows ``(inputs, targets)`` [T, B] over one token stream (MODELS §0.5).
+    """BPTT windows ``(inputs, targets)`` [T, B] over one token stream (docs/methods.md §1.6).
 
     The stream is cut into ``batch_size`` equal columns (the remainder dropped); column b is
     stream[b * n : (b + 1) * n] and each window continues every column of the previous one, so

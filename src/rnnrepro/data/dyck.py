@@ -1,7 +1,8 @@
 """m-bounded Dyck-k data: Hewitt's sampling distribution, exact probabilities, file I/O.
 
 Tokens are ``"(a"``/``"a)"``, ``"(b"``/``"b)"``, ... (bracket type ``t`` is the t-th lowercase
-letter). A sequence is a list of bracket tokens without ``<start>``/``<end>`` (MODELS.md §1.4).
+letter). A sequence is a list of bracket tokens without ``<start>``/``<end>`` (docs/methods.md
+§1.1).
 
 Sampling process (a probabilistic automaton over the stack of open types):
 

@@ -1,5 +1,5 @@
 """Linzen et al. (2016)'s agreement data set (``agr_50_mostcommon_10K.tsv.gz``) split by their
-protocol into an LM corpus and agreement test dependencies (memory §3.3, MODELS §7.3).
+protocol into an LM corpus and agreement test dependencies (memory §3.3, docs/methods.md §11.4).
 
 One row per subject-verb dependency; ``sentence`` has the words outside the 10,000 most common
 replaced by their POS tag; ``verb_index`` is 1-based. Protocol (TalLinzen/rnn_agreement): the

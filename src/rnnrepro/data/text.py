@@ -5,13 +5,13 @@ Every text dataset is stored in one format: ``<dir>/{train,val,test}.txt`` hold 
 per line with tokens separated by single spaces, ``<dir>/vocab.txt`` the model vocabulary, one
 token per line in id order. Files are written atomically.
 
-- multi_matrix (MODELS §2.6): each line of Mikolov's PTB is one sequence. Word level: whitespace
-  split tokens, vocabulary ``<eos>`` + train types in order of first appearance (10,000).
-  Char level: the ptb.char files' space-separated symbols (``_`` = word boundary, ``<unk>``
-  spelled ``< u n k >``), vocabulary ``<eos>`` + first appearance (50).
-- general_second_order (MODELS §4.2): word-PTB train+valid+test lines normalised to ``[a-z ]``,
-  split into 5 cross-validation folds, tokenised as character unigrams (V = 27) or within-word
-  bigrams (V = 703), spaces written as ``_``.
+- multi_matrix (docs/methods.md §1.3): each line of Mikolov's PTB is one sequence. Word level:
+  whitespace split tokens, vocabulary ``<eos>`` + train types in order of first appearance
+  (10,000). Char level: the ptb.char files' space-separated symbols (``_`` = word boundary,
+  ``<unk>`` spelled ``< u n k >``), vocabulary ``<eos>`` + first appearance (50).
+- general_second_order (docs/methods.md §1.4): word-PTB train+valid+test lines normalised to
+  ``[a-z ]``, split into 5 cross-validation folds, tokenised as character unigrams (V = 27) or
+  within-word bigrams (V = 703), spaces written as ``_``.
 """
 
 from __future__ import annotations
@@ -167,7 +167,8 @@ def build_vocab(train: Iterable[Sequence[str]], specials: Sequence[str] = (EOS,)
 
 
 def truncate(sequences: Iterable[Sequence[str]], cutoff: int) -> list[list[str]]:
-    """First ``cutoff`` tokens of every sequence (MODELS §7.5; at char level ``_`` counts)."""
+    """First ``cutoff`` tokens of every sequence (docs/methods.md §1.3; at char level ``_``
+    counts)."""
     if cutoff < 1:
         raise ValueError(f"cutoff must be >= 1, got {cutoff}")
     return [list(seq[:cutoff]) for seq in sequences]
@@ -340,7 +341,7 @@ def token_char_lengths(vocab: Sequence[str]) -> list[int]:
 def folds(
     n_lines: int, k: int = 5, seed: int = 0, val_fraction: float = 0.1
 ) -> list[tuple[list[int], list[int], list[int]]]:
-    """``k`` cross-validation folds ``(train, val, test)`` of line indices (MODELS §4.2).
+    """``k`` cross-validation folds ``(train, val, test)`` of line indices (docs/methods.md §1.4).
 
     One permutation from ``random.Random(seed)``; fold i's test set is the i-th of k contiguous,
     near-equal chunks of it; the other lines, in permutation order, split into train and the

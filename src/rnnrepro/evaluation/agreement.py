@@ -1,5 +1,5 @@
-"""Linzen et al. (2016) subject-verb number agreement, scored with a language model (memory
-Table 2, MODELS §7.3).
+"""Linzen et al. (2016) subject-verb number agreement, scored with a language model (memory Table 2,
+docs/methods.md §11.4).
 
 An item is a prefix up to (not including) the verb; the LM reads ``<eos>`` + prefix and is
 right when the verb form of the subject's number is more probable than the other number's:

@@ -1,4 +1,4 @@
-"""Dyck evaluation (MODELS.md §7.1-7.2): loss / perplexity, LDPA per distance and WCPA.
+"""Dyck evaluation (docs/methods.md §3.1-3.3): loss / perplexity, LDPA per distance and WCPA.
 
 Positions are input positions: input 0 is ``<start>`` and input i is ``seq[i-1]``; the model's
 output at time i (after reading input i) predicts ``seq[i]``. A prediction is correct iff the

@@ -1,5 +1,5 @@
 """Dynamic evaluation (Krause et al. 2018), as zihangdai/mos ``dynamiceval.py`` runs it on
-AWD-LSTM-MoS (MODELS.md §5.2).
+AWD-LSTM-MoS (docs/methods.md §12.2).
 
 1. Gradient statistics: one pass over the training stream in ``batch_size`` columns and windows
    of ``bptt`` tokens, the state carried: MS = sqrt(Σ_windows g²) per weight (the *sum* over

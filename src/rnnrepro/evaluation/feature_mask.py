@@ -1,4 +1,4 @@
-"""Feature masking at test time (major_minor §V-C, Fig. 5; MODELS §7.8).
+"""Feature masking at test time (major_minor §V-C, Fig. 5; docs/methods.md §12.6).
 
 A trained model is evaluated on the test stream while a Bernoulli(P) share of the output
 features of some of its layers is zeroed, "the same as the forward propagation of the model with

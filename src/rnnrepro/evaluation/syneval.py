@@ -1,4 +1,5 @@
-"""Marvin & Linzen (2018) targeted syntactic evaluation (second_order_lstm §5, MODELS §7.4).
+"""Marvin & Linzen (2018) targeted syntactic evaluation (second_order_lstm §5, docs/methods.md
+§3.7).
 
 Every sentence is scored by its full log-probability under the language model: Σ log p(w_i)
 over its words and a final ``.`` (LM_syneval's "full_sent" analysis), read after ``<eos>`` (how

@@ -1,4 +1,4 @@
-"""Text evaluation (MODELS.md §7.1): mean NLL per token, bits per character, average CE, and
+"""Text evaluation (docs/methods.md §3.1): mean NLL per token, bits per character, average CE, and
 general_second_order's per-position analyses (loss by character position in a word, prediction
 examples).
 
@@ -92,8 +92,8 @@ def evaluate_stream(
     bptt: int,
     device: str | torch.device = "cpu",
 ) -> TextResult:
-    """Mean NLL per token of one token stream in ``batch_size`` columns and BPTT windows, the
-    state carried across windows (MODELS §7.1; pytorch/examples' ``evaluate``). Tokens past the
+    """Mean NLL per token of one token stream in ``batch_size`` columns and BPTT windows, the state
+    carried across windows (docs/methods.md §3.1; pytorch/examples' ``evaluate``). Tokens past the
     last full column are not scored."""
     total, tokens, state = 0.0, 0, None
     for inputs, targets in stream_batches(ids, batch_size, bptt):

@@ -1,4 +1,4 @@
-"""Second-order LSTMs of second_order_lstm (MODELS.md §1.2): S LSTM cells mixed per step.
+"""Second-order LSTMs of second_order_lstm (docs/methods.md §4.2): S LSTM cells mixed per step.
 
 Every cell reads the shared previous state (h_{t-1}, c_{t-1}); the new state is a convex
 combination of the cells' outputs, with weights α_t ∈ R^S per token:

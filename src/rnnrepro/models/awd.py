@@ -1,5 +1,5 @@
 """AWD-LSTM language models (Merity et al. 2018), their mixture-of-softmaxes head (Yang et al.
-2018) and Major-Minor LSTM layers (major_minor), MODELS.md §5.
+2018) and Major-Minor LSTM layers (major_minor), docs/methods.md §12.
 
 Every regulariser is a function of the forward pass, never a change of another module's
 parameters: ``locked_dropout`` draws one mask per column and unit for the whole window;
@@ -129,7 +129,7 @@ class MixtureOfSoftmaxes(nn.Module):
 
 class AWDLSTMLM(RecurrentLM):
     """Embedding -> [dropoute, locked dropouti] -> layers (locked dropouth between) -> [locked
-    dropout] -> tied decoder or mixture of softmaxes (MODELS §5.1-5.3).
+    dropout] -> tied decoder or mixture of softmaxes (docs/methods.md §12.1).
 
     ``layer_sizes`` are the layers' output sizes; ``major_proportions`` (default all 1: plain
     weight-dropped LSTMs, AWD-LSTM-MoS) split each into Major and Minor LSTMs; the Minor LSTMs

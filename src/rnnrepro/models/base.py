@@ -70,8 +70,8 @@ class RNNModel(RecurrentLM):
     the dropped embedding [T, B, e], or the token ids when ``embedding_dim`` is None (one-hot
     inputs: the body does its own lookups). Modules are built in the order encoder,
     body, decoder; the encoder and decoder weights are then drawn from U(±0.1), the decoder bias
-    is 0 (MODELS §0.4); with ``tie_weights`` the decoder's weight is the embedding. The body sets
-    ``hidden_size`` and may define ``recurrent_parameters`` and ``set_epoch``.
+    is 0 (docs/methods.md §5.2); with ``tie_weights`` the decoder's weight is the embedding. The
+    body sets ``hidden_size`` and may define ``recurrent_parameters`` and ``set_epoch``.
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""Dyck-RNN (MODELS §2.1, multi_matrix §4.2): a linear RNN whose hidden state is a stack.
+"""Dyck-RNN (docs/methods.md §5.1, multi_matrix §4.2): a linear RNN whose hidden state is a stack.
 
 The hidden state holds m slots of size d (top = slot 0). Per step, with input embedding x_t:
 
@@ -11,8 +11,8 @@ slot: logits_t = A h_t[0] + b over the k bracket types.
 
 Default: 1-d frozen embedding e("(a") = 1, e("(b") = 2, ..., closing brackets -1, specials 0 [A];
 trainable parameters W_proj (1) + A (k) + b (k) = 5 for k = 2, for every m.
-``trainable_embedding=True``: randomly initialised trainable embeddings of size d = slot_dim
-(hidden size d·m), MODELS §2.1's unfrozen variant.
+``trainable_embedding=True``: randomly initialised trainable embeddings of size d = slot_dim (hidden
+size d·m), docs/methods.md §5.1's unfrozen variant.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Baseline LSTM language model (second_order_lstm §3.1, MODELS.md §1.1), after pytorch/examples."""
+"""Baseline LSTM language model (second_order_lstm §3.1, docs/methods.md §4.1), after
+pytorch/examples."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from .base import RNNModel
 class LSTMBody(nn.Module):
     """LSTM layers as an ``RNNModel`` body: state (h, c), each [layers, B, h].
 
-    Without ``dropouth`` one fused ``nn.LSTM`` and no dropout between layers (MODELS.md §0.3);
+    Without ``dropouth`` one fused ``nn.LSTM`` and no dropout between layers (docs/methods.md §4.1);
     with it, one ``nn.LSTM`` per layer and dropout between them (AWD-LSTM's ``dropouth``). Both
     draw the same initial weights.
     """

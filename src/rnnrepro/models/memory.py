@@ -1,4 +1,4 @@
-"""Memory-augmented LSTMs of the memory paper (Yogatama et al. 2018; MODELS.md §3).
+"""Memory-augmented LSTMs of the memory paper (Yogatama et al. 2018; docs/methods.md §11).
 
 A one-layer LSTM (``CandidateDropoutLSTM``: recurrent dropout on the candidate) whose output
 is combined with a memory read m_t:
@@ -14,7 +14,7 @@ memory steps through time. Memories (their state is carried across BPTT windows,
   continuous stack mixes the three results, the discrete one samples an action (argmax when not
   training) and returns its log-probability for REINFORCE (``rnnrepro.tasks``).
 - ``MultipopStack``: the multipop adaptive computation stack (K pops at most) in the vectorised
-  form of MODELS.md §3.3: all depths' policies at once, and the new stack as one batched
+  form of docs/methods.md §11.1: all depths' policies at once, and the new stack as one batched
   product of a per-example Toeplitz matrix with the old stack.
 """
 

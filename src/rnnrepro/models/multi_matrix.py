@@ -1,4 +1,4 @@
-"""Multi-matrix RNN and LSTM (mmRNN, mmLSTM; MODELS §2.3-2.5), multi_matrix's proposed models.
+"""Multi-matrix RNN and LSTM (mmRNN, mmLSTM; docs/methods.md §5.4), multi_matrix's proposed models.
 
 Each of G groups (G = 1 for the mmRNN; G = 4 for the mmLSTM, one per gate i, f, o, g) has K
 choice matrices W_g[k] ∈ R^{n×n} and a key vector v_g ∈ R^K (v_0 uniform):

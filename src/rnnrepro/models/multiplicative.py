@@ -1,6 +1,6 @@
-"""Multiplicative RNN and LSTM (mRNN, mLSTM; MODELS §2.2), multi_matrix's baselines.
+"""Multiplicative RNN and LSTM (mRNN, mLSTM; docs/methods.md §5.3), multi_matrix's baselines.
 
-With W_mh dropped (h = m, MODELS §2.2 [A]) the input-dependent transition is
+With W_mh dropped (h = m, docs/methods.md §5.3 [A]) the input-dependent transition is
 
     m_t = (W_mx x_t) ⊙ h_{t-1}
     mRNN:  h_t = tanh(W_hx x_t + W_hm m_t + b)

@@ -1,4 +1,4 @@
-"""Vanilla (Elman, tanh) RNN language model (MODELS §0.1, multi_matrix baseline).
+"""Vanilla (Elman, tanh) RNN language model (docs/methods.md §5.2, multi_matrix baseline).
 
 The recurrence is ``TanhRNN``, an ``nn.RNN`` (same parameters, state and results) whose time loop
 is a hand-written BPTT (``TanhRecurrence``): on CPU, ``nn.RNN`` records several autograd nodes per

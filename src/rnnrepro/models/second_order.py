@@ -1,4 +1,5 @@
-"""general_second_order's models (MODELS §4.1): the general second-order RNN and its two baselines.
+"""general_second_order's models (docs/methods.md §6.1): the general second-order RNN and its two
+baselines.
 
 Inputs are one-hot over the vocabulary, so every matrix applied to x_t is an embedding lookup
 (precomputed for all steps before the time loop). With h_0 = 0 and φ ∈ {tanh, identity}:
@@ -7,7 +8,7 @@ Inputs are one-hot over the vocabulary, so every matrix applied to x_t is an emb
     first-order: h_t = tanh(U x_t + W h_{t-1} + b)
     MI-RNN:      h_t = φ(α ⊙ U x_t ⊙ W h_{t-1} + β1 ⊙ U x_t + β2 ⊙ W h_{t-1} + b)
 
-Output: logits_t = W_o h_t + b_o (Linear(h, V), counted in the 500k budget, MODELS §4.3).
+Output: logits_t = W_o h_t + b_o (Linear(h, V), counted in the 500k budget, docs/methods.md §6.4).
 
 The general and MI recurrences share ``SecondOrderRecurrence``: a fused autograd Function with a
 hand-written BPTT. The MI-RNN is its A = I, E = 0 case after rewriting
@@ -18,7 +19,8 @@ outside the loop. The first-order RNN is the ``TanhRecurrence`` of rnn.py.
 Initialisation (the seed gives none) **[A]**: input-side matrices (B, D, U: embedding rows of a
 one-hot input) ~ N(0, 1) (``nn.Embedding``'s default, so that the multiplicative gate B x_t starts
 at order 1); recurrent matrices C, E, W ~ U(±1/√h) and A ~ U(±1/√m) (PyTorch's recurrent default,
-fan-in); biases f, b = 0; MI α = β1 = β2 = 1 (MODELS §4.1); decoder U(±0.1), bias 0 (MODELS §0.4).
+fan-in); biases f, b = 0; MI α = β1 = β2 = 1 (docs/methods.md §6.1); decoder U(±0.1), bias 0
+(docs/methods.md §5.2).
 """
 
 from __future__ import annotations
@@ -157,7 +159,7 @@ class SecondOrderRNN(OneHotRecurrence):
 
     Parameters: ``A`` [h, m], ``B`` Embedding(V, m), ``C`` [m, h], ``D`` Embedding(V, h) (if
     ``use_d``), ``E`` [h, h] (if ``use_e``), ``f`` [h], and the language model's decoder
-    Linear(h, V). Count (MODELS §4.3): h·m + m·V + m·h + δ_D h·V + δ_E h² + h + V·h + V.
+    Linear(h, V). Count (docs/methods.md §6.4): h·m + m·V + m·h + δ_D h·V + δ_E h² + h + V·h + V.
     ``recurrent_parameters`` = all but the decoder (A, B, C, D, E, f). ``b_init_std``: B's rows
     start at N(0, b_init_std²) (docs/methods.md §6.3: 1 by default).
     """

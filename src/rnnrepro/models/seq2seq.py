@@ -1,5 +1,5 @@
 """Luong et al. (2015)'s attention-based encoder-decoder with LSTM or Major-Minor LSTM layers
-(major_minor §V-D4, Tables XI-XII; MODELS §5.3).
+(major_minor §V-D4, Tables XI-XII; docs/methods.md §12.7).
 
 Source and target share one subword vocabulary (index 0 is ``<pad>``) and have an embedding
 each. The encoder is a stack of layers over the source; the decoder a stack over the target with

@@ -16,7 +16,8 @@ def principal_angles(matrices: Sequence[torch.Tensor | np.ndarray]) -> pd.DataFr
     """Principal angles (degrees, ascending) between the column spaces of every pair of matrices.
 
     For the attention LSTM the matrices are the cells' ``weight_hh`` blocks [4h, h], so the
-    subspaces live in R^{4h} (MODELS §7.6). Cells are numbered from 1; ``pair`` is ``"1-2"``.
+    subspaces live in R^{4h} (docs/methods.md §4.4). Cells are numbered from 1; ``pair`` is
+    ``"1-2"``.
     """
     arrays = [
         np.asarray(m.detach().cpu() if isinstance(m, torch.Tensor) else m, float) for m in matrices
@@ -71,7 +72,7 @@ def attention_heatmap(
     passage has no ``start``).
 
     The model is used at its current temperature with ``hard`` off, so the caller sets the
-    temperature (MODELS §7.7: the final training temperature). Returns columns position
+    temperature (docs/methods.md §4.4: the final training temperature). Returns columns position
     (0 = ``start``), token, cell (from 1) and weight.
     """
     tokens = [start, *sequence] if start else list(sequence)

@@ -1,5 +1,5 @@
-"""PABS and attention-heatmap data for a trained attention LSTM (second_order_lstm §5, MODELS
-§7.6-7.7).
+"""PABS and attention-heatmap data for a trained attention LSTM (second_order_lstm §5,
+docs/methods.md §4.4).
 
 Example:
     python -m rnnrepro.scripts.analyse_attention --model model.pt --test test.txt \\

@@ -200,11 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = summarise(costs)
     bases = Counter(c.epochs_basis for c in costs)
     print(f"Cost of scale {config['scale']!r} ({args.config}): {len(costs)} training jobs")
-    left_out = len(cfg.jobs(config)) - len(costs)
+    counted = {c.run for c in costs}
+    left_out = [run for run in cfg.jobs(config) if run not in counted]
     if left_out:
+        names = ", ".join(f"{r.experiment}/{r.dataset}/{r.model}" for r in left_out)
         print(
-            f"Not counted: {left_out} text or translation run(s) with no measured epoch time "
-            f"in {args.epoch_times} (benchmarks/epoch_times.py measures them) nor FLOP rate."
+            f"Not counted: {len(left_out)} text or translation run(s) with no measured epoch time "
+            f"in {args.epoch_times} (benchmarks/epoch_times.py measures them) nor FLOP rate: "
+            f"{names}."
         )
     print(f"Throughput: {args.throughput}, measured on {throughput.device}.")
     print("Hours are device-hours of that device, one job at a time (not GPU-hours unless the")
@@ -218,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{group.expected_hours:,.2f} expected h ({share:.1%}), upper bound "
             f"{group.upper_hours:,.2f} h"
         )
-    for line in translation_lines(costs):
+    for line in translation_lines(costs, on_gpu=args.gpu):
         print(f"of which {line}" if line.startswith("translation") else line)
     scaled = Counter(c.epoch_proxy for c in costs if c.epoch_proxy and c.flops is None)
     if scaled:

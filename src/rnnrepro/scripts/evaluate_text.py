@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
         "scale": args.scale,
         "eval_device": device.type,
     }
-    if framing == "stream":  # the whole split as one stream, state carried (MODELS §7.1)
+    if framing == "stream":  # the whole split as one stream, state carried (docs/methods.md §3.1)
         training = run["training"]
         columns = {"val": training.get("eval_batch_size", 10)}
         columns["test"] = training.get("test_batch_size") or columns["val"]  # MoS: test batch 1
