@@ -151,3 +151,28 @@ def test_this_machines_devices_are_asked_of_pytorch():
 
     have = preflight.accelerators()
     assert have["cuda"] == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
+
+
+def test_a_plan_is_checked_device_first_then_downloads_then_checkpoints(tmp_path):
+    """``plan_problem`` (common.smk's ``onstart``): each check applies only to the jobs it
+    concerns, and the first problem found stops the plan."""
+    config = {
+        "device": "cuda:7",
+        "data_mirror": str(tmp_path / "mirror"),
+        "checkpoint_dir": str(tmp_path / "file" / "checkpoints"),
+        "scale": "smoke",
+    }
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "file").write_text("a file, not a directory")
+    train = preflight.PlannedJob("train", {"dataset": "dyck_m4"}, names_device=True)
+    download = preflight.PlannedJob("download", {"corpus": "ptb", "name": "train.txt"}, False)
+    table = preflight.PlannedJob("table", {"table": "x"}, names_device=False)
+
+    def problem(*jobs, local=True):
+        return preflight.plan_problem(config, jobs, local, ("train",))
+
+    assert problem(table) is None
+    assert problem(train, download).startswith("config key 'device': 'cuda:7'")
+    assert "ptb" in problem(train, download, local=False)  # a cluster run: the downloads next
+    assert problem(download, table) == problem(download)
+    assert problem(train, local=False).startswith("config key 'checkpoint_dir'")

@@ -1,12 +1,14 @@
-"""Checks made once the jobs of a run are planned and before any of them starts (``onstart``).
+"""Checks made once the jobs of a run are planned and before any of them starts (``onstart``:
+``plan_problem`` runs them on the planned jobs, in this order).
 
-- ``unavailable``: every corpus file a planned ``download`` job needs must be in the data mirror
-  or its source URL must answer, so that an offline run stops at once instead of after hours of
-  training the jobs that need no corpus.
 - ``device_problem``: a ``device`` naming CUDA (``cuda``, ``cuda:N``) must exist on this
   machine when the jobs run here, so that no job starts (and Snakemake deletes no finished
   output of a forced job) only to fail on a missing GPU; a cluster run plans here and trains on
   the GPU nodes, and is not checked.
+- ``unavailable``: every corpus file a planned ``download`` job needs must be in the data mirror
+  or its source URL must answer, so that an offline run stops at once instead of after hours of
+  training the jobs that need no corpus.
+- ``check_writable``: the checkpoint directory of the jobs that write checkpoints.
 - ``cost_summary``: the training jobs about to run and, at paper scale, the expected
   device-hours from the measured cost model (``rnnrepro.cost``; translation runs from their
   counted FLOPs, with their GPU-hours at an assumed rate).
@@ -20,8 +22,9 @@ import contextlib
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.error import HTTPError, URLError
 from urllib.request import Request, urlopen
@@ -44,6 +47,39 @@ from rnnrepro.translation_cost import ASSUMED_GPU, format_flops
 
 PROBE_TIMEOUT = 10.0  # seconds per URL; probes run in parallel
 GONE = (404, 410)  # answers that mean the file is not there (others: the server is reachable)
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """What the checks need of one job Snakemake plans to run."""
+
+    rule: str
+    wildcards: dict[str, str]
+    names_device: bool  # its params name the device: it trains or evaluates a model
+
+
+def plan_problem(
+    config: dict, jobs: Sequence[PlannedJob], local: bool, checkpointing: Collection[str]
+) -> str | None:
+    """Why the planned ``jobs`` cannot all succeed (None when no check finds a reason): the
+    device, when a job that runs here uses it (``local``: the jobs run on this machine); the
+    downloads; the checkpoint directory, when a job of a rule in ``checkpointing`` is planned."""
+    if any(job.names_device for job in jobs):
+        error = device_problem(config["device"], local)
+        if error:
+            return error
+    files = [
+        (job.wildcards["corpus"], job.wildcards["name"]) for job in jobs if job.rule == "download"
+    ]
+    error = check_downloads(
+        files, config["data_mirror"] or None, config.get("data_sources") or None
+    )
+    if error:
+        return error
+    if any(job.rule in checkpointing for job in jobs):
+        directory = Path(config["checkpoint_dir"], config["scale"])
+        return check_writable(directory, "checkpoint_dir")
+    return None
 
 
 def check_writable(directory: str | Path, key: str) -> str | None:

@@ -1,4 +1,6 @@
-# Data: generated m-bounded Dyck-k languages and their generator floors.
+# Data: generated m-bounded Dyck-k languages and their generator floors, the downloaded corpora
+# and the datasets prepared from them, and the n-gram references (input functions:
+# functions/data.smk).
 
 
 rule dyck_data:

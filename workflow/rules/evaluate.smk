@@ -1,4 +1,4 @@
-# Evaluation of trained models and model analyses.
+# Evaluation of trained models and model analyses (input functions: functions/evaluate.smk).
 
 
 rule evaluate_dyck:

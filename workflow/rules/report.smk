@@ -1,4 +1,4 @@
-# Analyses, tables and figures.
+# Analyses, tables and figures (what a declared output gives its job: functions/report.smk).
 
 
 rule analyse_attention:

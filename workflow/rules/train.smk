@@ -1,6 +1,7 @@
 # One training job per (experiment, model, dataset, seed) and stage: `train` writes the first
 # stage in the run's directory; `finetune` (the same job, its own rule) a later one in a
-# subdirectory, starting from the model of the stage before (train_inputs).
+# subdirectory, starting from the model of the stage before (train_inputs;
+# functions/train.smk).
 
 
 rule train:

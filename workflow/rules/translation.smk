@@ -1,6 +1,6 @@
 # Translation (major_minor §V-D4, Tables XI-XII): the prepared pairs, training, perplexity,
 # beam search and BLEU. Training, translation and scoring are separate rules: a new beam width
-# retranslates and rescores, never retrains.
+# retranslates and rescores, never retrains (input functions: functions/translation.smk).
 
 
 # The corpus's files, BPE-encoded with a joint vocabulary trained on its training pairs (or, at

@@ -1,0 +1,84 @@
+# What a declared output (rnnrepro/papers/) gives its report job (report.smk): inputs, options,
+# caption.
+
+
+def dynamic_eval_files(runs):
+    """dynamic_eval.json of the given runs that configure a dynamic evaluation (their last
+    stage's directory)."""
+    return [
+        f"results/runs/{last_stage(run).path}/dynamic_eval.json"
+        for run in runs
+        if cfg.dynamic_eval_settings(config, run.experiment, run.dataset, run.model)
+    ]
+
+
+def stage_metrics(runs):
+    """Every stage's metrics of the given runs: metrics.json of each training stage, then the
+    dynamic evaluation's (a major_minor table row per stage)."""
+    files = [
+        f"results/runs/{replace(run, stage=stage).path}/metrics.json"
+        for run in runs
+        for stage in cfg.stages(config, run.experiment, run.model, run.dataset)
+    ]
+    return files + dynamic_eval_files(runs)
+
+
+def output_names(maker, figures=False):
+    """Wildcard constraint: the names of ``maker``'s outputs that are (not) figures."""
+    chosen = [
+        o.name for o in OUTPUTS.values() if o.maker == maker and o.is_figure == figures
+    ]
+    return "|".join(chosen) or "(?!)"
+
+
+def output_of(wildcards):
+    """The declared output a report job makes."""
+    return OUTPUTS[wildcards.get("table") or wildcards.get("figure")]
+
+
+def output_paper(wildcards):
+    """The report category of an output: its paper key."""
+    return output_of(wildcards).paper
+
+
+def output_caption(wildcards):
+    """An output's caption (workflow/report/output.rst shows it): not a rerun trigger."""
+    return Untracked(output_of(wildcards).caption)
+
+
+def output_inputs(wildcards):
+    """The files an output reads, keyed by its script's option: the per-run files of its runs
+    (every stage's metrics for a staged table), the generator floors of a Dyck table, the n-gram
+    references of a text table's datasets, and the downloaded files of the corpus it checks.
+    """
+    output = output_of(wildcards)
+    runs = output.select(config)
+    files = {}
+    for name in output.files:
+        option = papers.MAKERS[output.maker].options.get(name, "inputs")
+        found = (
+            stage_metrics(runs)
+            if output.stages and name == "metrics.json"
+            else run_files(name, runs)
+        )
+        files.setdefault(option, []).extend(found)
+    if output.maker == "compare" and output.track == "dyck":
+        files["floors"] = [
+            f"results/data/{d}/floor.json" for d in cfg.dataset_names(config, "dyck")
+        ]
+    text = dict.fromkeys(
+        r.dataset for r in runs if names.family(r.dataset) in cfg.TEXT_FAMILIES
+    )
+    if output.maker == "compare" and text:
+        files["references"] = [f"results/references/{d}.csv" for d in text]
+    if output.corpus:
+        files["corpus"] = [
+            f"results/downloads/{output.corpus}/{split}.txt" for split in SPLITS
+        ]
+    return files
+
+
+def output_options(wildcards, input):
+    """The options of a report job's script (rnnrepro.papers.commands)."""
+    files = {key: list(input[key]) for key in input.keys()}
+    return commands.options(output_of(wildcards), config, files)
