@@ -41,7 +41,7 @@ for group in papers.groups():
         name:
             group
         input:
-            papers.targets(config, group),
+            makers.targets(config, group),
 
 
 include: "workflow/rules/data.smk"

@@ -13,7 +13,7 @@ import yaml
 from pipeline_utils import ROOT, base_config
 
 from rnnrepro import config as cfg
-from rnnrepro import papers
+from rnnrepro import makers, papers
 from rnnrepro.reporting.figures import FIGURES
 from rnnrepro.reporting.reference import load_reference
 
@@ -73,7 +73,7 @@ def test_major_minor_studies_read_their_own_runs_and_the_main_tables_only_theirs
     main_only["experiments"]["major_minor"]["models"] = {m: models[m] for m in main}
     for name in ("major_minor_fig3_layer_sizes", "major_minor_fig4_size_band"):
         assert not outputs[name].select(main_only)
-        assert outputs[name].path not in papers.targets(main_only, "major_minor")
+        assert makers.path(outputs[name]) not in makers.targets(main_only, "major_minor")
     masked = outputs["major_minor_fig5_feature_masking"].select(config)
     assert {r.dataset for r in masked} == {"ptb_stream"} and len(masked) == 5
     assert len(outputs["major_minor_table9"].select(config)) == 12  # 6 ratios x 2 corpora
@@ -127,16 +127,16 @@ def test_runs_are_chosen_by_family_architecture_hyper_parameters_and_budget():
         "multipop_stack",
     ]
     del config["experiments"]["memory"]["agreement"]
-    assert "results/tables/memory_table2.md" not in papers.targets(config)
+    assert "results/tables/memory_table2.md" not in makers.targets(config)
 
 
 def test_targets_and_groups_come_from_the_catalogues():
     config = smoke()
-    dyck = papers.targets(config, "dyck")
+    dyck = makers.targets(config, "dyck")
     assert "results/tables/multi_matrix_table2_dyck.md" in dyck  # a group spans papers
     assert all("wikitext2" not in target for target in dyck)
     assert papers.groups() == [*papers.KEYS, "dyck", "wikitext2", "major_minor_studies"]
-    assert set(papers.targets(config)) == {o.path for o in papers.outputs().values()}
+    assert set(makers.targets(config)) == {makers.path(o) for o in papers.outputs().values()}
 
 
 def test_a_table_declared_in_one_catalogue_is_planned_and_built(tmp_path):

@@ -20,7 +20,7 @@ import torch
 import yaml
 from pipeline_utils import ROOT, base_config, run_snakemake
 
-from rnnrepro import papers
+from rnnrepro import makers, papers
 
 pytestmark = pytest.mark.slow
 
@@ -312,6 +312,6 @@ def test_report_builds(smoke_run):
     run_snakemake(smoke_run, smoke_config(), "dyck", "--report", "report.html")
     report = (smoke_run / "report.html").read_text(encoding="utf-8", errors="replace")
     outputs = papers.outputs()
-    for target in papers.targets(smoke_config(), "dyck"):
+    for target in makers.targets(smoke_config(), "dyck"):
         caption = outputs[Path(target).stem].caption
         assert " ".join(caption.split()[:6]) in report, target

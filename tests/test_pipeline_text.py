@@ -18,7 +18,7 @@ import pytest
 import yaml
 from pipeline_utils import base_config, fixture_mirror, run_snakemake, write_fixture_corpora
 
-from rnnrepro import papers
+from rnnrepro import makers, papers
 
 pytestmark = pytest.mark.slow
 
@@ -246,7 +246,7 @@ def test_full_smoke_dag_plans_every_paper_target(tmp_path, fixtures):
     out = proc.stdout + proc.stderr
     for rule in ("download", "ptb_text", "ptb_lines_fold", "evaluate_text", "analyse_positions"):
         assert f"rule {rule}:" in out
-    targets = papers.targets(config)  # every table and figure the catalogues declare
+    targets = makers.targets(config)  # every table and figure the catalogues declare
     assert len(targets) == len(papers.outputs())
     assert "results/tables/multi_matrix_table3.md" in targets
     for target in targets:

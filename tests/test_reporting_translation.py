@@ -15,9 +15,9 @@ import pytest
 from pipeline_utils import base_config
 
 from rnnrepro import config as cfg
-from rnnrepro import papers
+from rnnrepro import makers, papers
+from rnnrepro.makers import config_settings, options
 from rnnrepro.papers import Ordering
-from rnnrepro.papers.commands import config_settings, options
 from rnnrepro.papers.major_minor import NMT_ORDERINGS
 from rnnrepro.reporting.configs import config_table
 from rnnrepro.reporting.notes import scale_notes
@@ -323,14 +323,14 @@ def test_table11_says_which_corpus_the_configured_runs_read(tmp_path, scale):
 def test_the_translation_tables_are_targets_where_their_runs_exist():
     for scale in ("smoke", "cpu", "paper"):
         config = config_at(scale)
-        targets = papers.targets(config)
+        targets = makers.targets(config)
         assert "results/tables/major_minor_table11.md" in targets
         assert "results/tables/major_minor_table12.md" in targets
     config = config_at("smoke")
     del config["experiments"]["major_minor"]["models"]["nmt_lstm"]
     del config["experiments"]["major_minor"]["models"]["nmt_mmlstm"]
-    assert "results/tables/major_minor_table12.md" not in papers.targets(config)
-    assert papers.MAKERS["compare"].options["translation.json"] == "metrics"
+    assert "results/tables/major_minor_table12.md" not in makers.targets(config)
+    assert makers.MAKERS["compare"].files["translation.json"] == "metrics"
 
 
 def test_each_track_states_its_own_reductions():

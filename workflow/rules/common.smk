@@ -13,10 +13,9 @@ from snakemake.utils import validate
 # the Snakefile puts src/ on the path for the DAG.
 from rnnrepro import buildcache  # noqa: E402
 from rnnrepro import config as cfg  # noqa: E402  (light: no torch import)
-from rnnrepro import papers  # noqa: E402
+from rnnrepro import makers, papers  # noqa: E402
 from rnnrepro.data import names, sources  # noqa: E402
-from rnnrepro.papers import commands  # noqa: E402
-from rnnrepro.papers.commands import quoted  # noqa: E402
+from rnnrepro.makers import quoted  # noqa: E402
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
 from rnnrepro.resources import run_resources  # noqa: E402
 
@@ -31,7 +30,7 @@ try:
         config,
         [
             run
-            for output in papers.outputs().values()
+            for output in makers.outputs().values()
             if "feature_mask.csv" in output.files
             for run in output.select(config)
         ],
@@ -204,13 +203,13 @@ def run_params(wildcards):
 
 
 # Tables and figures: declared per paper in rnnrepro/papers/<key>.py, made by report.smk's rules.
-OUTPUTS = papers.outputs()
+OUTPUTS = makers.outputs()
 
 
 def all_targets():
     """Every table and figure the config makes, every later stage and every random search."""
     targets = (
-        papers.targets(config)
+        makers.targets(config)
         + stage_files("metrics.json")
         + [f"results/runs/{run.path}/search.json" for run in searched_runs()]
     )

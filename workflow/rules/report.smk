@@ -36,16 +36,16 @@ rule table:
     wildcard_constraints:
         # every maker of one table but the agreement report's (below)
         table="|".join(
-            output_names(m) for m in papers.MAKERS if m not in ("figure", "agreement")
+            output_names(m) for m in makers.MAKERS if m not in ("figure", "agreement")
         ),
     localrule: True
     conda:
         "../../envs/rnnrepro.yaml"
     params:
-        script=lambda w: papers.MAKERS[output_of(w).maker].script,
+        script=lambda w: makers.MAKERS[output_of(w).maker].script,
         options=output_options,
         caption=output_caption,
-        code=lambda w: script_code(papers.MAKERS[output_of(w).maker].script),
+        code=lambda w: script_code(makers.MAKERS[output_of(w).maker].script),
     shell:
         "python -m rnnrepro.scripts.{params.script} {params.options}"
         " --out-csv {output.csv:q} --out-md {output.md:q} > {log:q} 2>&1"
@@ -87,18 +87,18 @@ if AGREEMENT:
         output:
             csv=f"results/tables/{AGREEMENT['table'].name}.csv",
             md=report(
-                AGREEMENT["table"].path,
+                makers.path(AGREEMENT["table"]),
                 caption="../report/output.rst",
                 category=AGREEMENT["table"].paper,
             ),
             venn=report(
-                AGREEMENT["venn"].path,
+                makers.path(AGREEMENT["venn"]),
                 caption="../report/output.rst",
                 category=AGREEMENT["venn"].paper,
             ),
             venn_csv=f"results/figures/{AGREEMENT['venn'].name}.csv",
             examples=report(
-                AGREEMENT["examples"].path,
+                makers.path(AGREEMENT["examples"]),
                 caption="../report/output.rst",
                 category=AGREEMENT["examples"].paper,
             ),

@@ -1,5 +1,6 @@
-"""What a paper catalogue declares: its outputs, the runs they read, the maker of each, and
-the orderings a paper states (no torch or pandas import: the workflow reads them to plan)."""
+"""What a paper catalogue declares: its outputs, the runs they read, the maker of each (a key of
+``rnnrepro.makers.MAKERS``), and the orderings a paper states (no torch or pandas import: the
+workflow reads them to plan)."""
 
 from __future__ import annotations
 
@@ -9,36 +10,6 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from rnnrepro import config as cfg
-
-
-@dataclass(frozen=True)
-class Maker:
-    """How a generic report rule makes an output: the script it runs, the script's option for
-    each per-run file it reads, and which of its outputs are figures (PNG under results/figures;
-    ``True``: all) rather than tables (CSV and Markdown under results/tables)."""
-
-    script: str
-    options: Mapping[str, str]
-    figures: bool | tuple[str, ...] = ()
-
-
-MAKERS = {
-    # a translation run's translation.json is its metrics.json with the test sets' BLEU
-    "compare": Maker(
-        "make_table",
-        {"metrics.json": "metrics", "translation.json": "metrics", "history.csv": "histories"},
-    ),
-    "wcpa_claim": Maker("check_wcpa_claim", {"history.csv": "histories"}),
-    "syneval": Maker("make_syneval_table", {"syneval.csv": "results"}),
-    "config": Maker("make_config_table", {}),
-    # Linzen agreement: one job writes the table, the Venn figure and the examples (by kind)
-    "agreement": Maker(
-        "make_agreement_report",
-        {"agreement.json": "summaries", "agreement_items.csv": "scored_items"},
-        figures=("venn",),
-    ),
-    "figure": Maker("make_figure", {}, figures=True),
-}
 
 
 @dataclass(frozen=True)
@@ -87,8 +58,9 @@ class Runs:
 class Output:
     """One table or figure of a paper.
 
-    ``name``: its file stem (results/tables/<name>.md, results/figures/<name>.png); ``maker``:
-    a key of ``MAKERS``, and for a figure its ``kind`` (``reporting.figures.FIGURES``);
+    ``name``: its file stem (results/tables/<name>.md, results/figures/<name>.png);
+    ``maker``: a key of ``rnnrepro.makers.MAKERS``, and for a figure its ``kind``
+    (``reporting.figures.FIGURES``);
     ``runs``: a ``Runs`` or a function of the config giving the runs; ``files``: the per-run
     files read; ``track``: whose scale reductions its notes state (``dyck``, ``text`` or
     ``translation``);
@@ -130,20 +102,6 @@ class Output:
     )
     bpc_in_nats: bool = False
     paper: str = ""  # set by ``papers.catalogue``: the key of the catalogue declaring it
-
-    @property
-    def is_figure(self) -> bool:
-        figures = MAKERS[self.maker].figures
-        return figures is True or self.kind in figures
-
-    @property
-    def path(self) -> str:
-        """The file a target names: the Markdown table or the PNG figure."""
-        return (
-            f"results/figures/{self.name}.png"
-            if self.is_figure
-            else f"results/tables/{self.name}.md"
-        )
 
     def __post_init__(self) -> None:
         # captions are written as docstrings are: indented lines, paragraphs apart

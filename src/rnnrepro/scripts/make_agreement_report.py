@@ -1,8 +1,10 @@
-"""memory's Linzen agreement report: Table 2, the Figure 2 Venn diagram and Table 3.
+"""A Linzen agreement report: the accuracy table, the Venn diagram of the three models' mistakes
+and a table of examples (memory's Table 2, Figure 2 and Table 3).
 
 Example:
-    python -m rnnrepro.scripts.make_agreement_report --models lstm_920 attention_10 \\
-        multipop_stack --summaries */agreement.json --scored-items */agreement_items.csv \\
+    python -m rnnrepro.scripts.make_agreement_report --paper memory --table "Table 2" \\
+        --figure-table "Figure 2" --title "..." --examples-title "..." \\
+        --models lstm_920 attention_10 multipop_stack --summaries */agreement.json --scored-items */agreement_items.csv \\
         --scale paper --out-table-csv t2.csv --out-table-md t2.md --out-venn fig2.png \\
         --out-venn-csv fig2.csv --out-examples t3.md
 """
@@ -20,6 +22,11 @@ from rnnrepro.reporting.reference import load_reference
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--paper", required=True, help="paper key of paper_numbers.csv")
+    parser.add_argument("--table", nargs="+", required=True, help="the table's labels there")
+    parser.add_argument("--figure-table", nargs="+", required=True, help="the Venn figure's")
+    parser.add_argument("--title", required=True)
+    parser.add_argument("--examples-title", required=True)
     parser.add_argument("--models", nargs=3, required=True, help="the three models, in order")
     parser.add_argument("--summaries", nargs="+", required=True, help="agreement.json files")
     parser.add_argument(
@@ -46,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     notes = [f"{trained}.", *args.note]
 
-    reference = load_reference("memory", "Table 2")
+    reference = load_reference(args.paper, args.table)
     table = agreement.table2(
         summaries, reference, args.accuracy_tolerance, args.ppl_tolerance, args.scale
     )
@@ -64,17 +71,12 @@ def main(argv: list[str] | None = None) -> None:
         "",
         *agreement.table_lines(table),
     ]
-    agreement.write_markdown(
-        args.out_table_md,
-        f"memory Table 2 (Linzen number agreement; {trained}): paper vs reproduction",
-        notes,
-        body,
-    )
+    agreement.write_markdown(args.out_table_md, args.title, notes, body)
 
     items = pd.concat([pd.read_csv(p) for p in args.scored_items], ignore_index=True)
     wrong = agreement.mistakes(items, args.models)
     counts = agreement.venn_counts(wrong, args.models)
-    paper = load_reference("memory", "Figure 2").set_index("metric")["value"]
+    paper = load_reference(args.paper, args.figure_table).set_index("metric")["value"]
     venn = pd.DataFrame(
         {
             "region": list(counts),
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     agreement.venn_figure(counts, args.models, len(wrong), args.out_venn, notes)
     agreement.write_markdown(
         args.out_examples,
-        f"memory Table 3 (examples of mistakes; {trained})",
+        args.examples_title,
         notes,
         [
             f"The first item (by file and line) of each pattern over {len(wrong):,} items "

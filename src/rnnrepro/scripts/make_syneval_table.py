@@ -1,7 +1,9 @@
-"""second_order_lstm Table 3: the syntactic evaluation of the WikiText-2 models, against the paper.
+"""A targeted syntactic evaluation table (Marvin & Linzen's pairs) of language models, against the
+paper's numbers (second_order_lstm's Table 3).
 
 Example:
-    python -m rnnrepro.scripts.make_syneval_table \\
+    python -m rnnrepro.scripts.make_syneval_table --paper second_order_lstm --table "Table 3" \\
+        --title "..." \\
         --results results/runs/second_order_lstm/wikitext2/*/seed*/syneval.csv \\
         --models lstm attention_lstm attention_lstm_5 --out-csv t3.csv --out-md t3.md
 """
@@ -21,14 +23,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tolerance", type=float, default=0.05, help="absolute, on accuracy")
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--note", action="append", default=[], help="line under the title")
-    parser.add_argument("--title", default="second_order_lstm Table 3: paper vs reproduction")
+    parser.add_argument("--paper", required=True, help="paper key of paper_numbers.csv")
+    parser.add_argument("--table", nargs="+", required=True, help="the table's labels there")
+    parser.add_argument("--title", required=True)
     parser.add_argument("--out-csv", required=True)
     parser.add_argument("--out-md", required=True)
     args = parser.parse_args(argv)
 
     results = syneval.read_results(args.results)
     comparison = syneval.paper_comparison(
-        results, load_reference("second_order_lstm", "Table 3"), args.tolerance, args.scale
+        results, load_reference(args.paper, args.table), args.tolerance, args.scale
     )
     categories = syneval.side_by_side(results, args.models)
     notes = [

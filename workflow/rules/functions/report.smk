@@ -26,7 +26,9 @@ def stage_metrics(runs):
 def output_names(maker, figures=False):
     """Wildcard constraint: the names of ``maker``'s outputs that are (not) figures."""
     chosen = [
-        o.name for o in OUTPUTS.values() if o.maker == maker and o.is_figure == figures
+        o.name
+        for o in OUTPUTS.values()
+        if o.maker == maker and makers.is_figure(o) == figures
     ]
     return "|".join(chosen) or "(?!)"
 
@@ -48,29 +50,20 @@ def output_caption(wildcards):
 
 def output_inputs(wildcards):
     """The files an output reads, keyed by its script's option: the per-run files of its runs
-    (every stage's metrics for a staged table), the generator floors of a Dyck table, the n-gram
-    references of a text table's datasets, and the downloaded files of the corpus it checks.
-    """
+    (every stage's metrics for a staged table), those its maker adds (``Maker.inputs``) and the
+    downloaded files of the corpus it checks."""
     output = output_of(wildcards)
     runs = output.select(config)
     files = {}
     for name in output.files:
-        option = papers.MAKERS[output.maker].options.get(name, "inputs")
+        option = makers.MAKERS[output.maker].files.get(name, "inputs")
         found = (
             stage_metrics(runs)
             if output.stages and name == "metrics.json"
             else run_files(name, runs)
         )
         files.setdefault(option, []).extend(found)
-    if output.maker == "compare" and output.track == "dyck":
-        files["floors"] = [
-            f"results/data/{d}/floor.json" for d in cfg.dataset_names(config, "dyck")
-        ]
-    text = dict.fromkeys(
-        r.dataset for r in runs if names.family(r.dataset) in cfg.TEXT_FAMILIES
-    )
-    if output.maker == "compare" and text:
-        files["references"] = [f"results/references/{d}.csv" for d in text]
+    files |= makers.MAKERS[output.maker].inputs(output, config)
     if output.corpus:
         files["corpus"] = [
             f"results/downloads/{output.corpus}/{split}.txt" for split in SPLITS
@@ -79,6 +72,6 @@ def output_inputs(wildcards):
 
 
 def output_options(wildcards, input):
-    """The options of a report job's script (rnnrepro.papers.commands)."""
+    """The options of a report job's script (rnnrepro.makers)."""
     files = {key: list(input[key]) for key in input.keys()}
-    return commands.options(output_of(wildcards), config, files)
+    return makers.options(output_of(wildcards), config, files)
