@@ -14,7 +14,7 @@ LABELS = {
     "awd_lstm_mos": "MoS",
     "awd_mmlstm_mos": "MMLSTM-MoS",
 }
-STAGES = {"train": "trained", "finetune": "fine-tuned", "dynamic_eval": "dynamic evaluation"}
+STAGE_NAMES = {"train": "trained", "finetune": "fine-tuned", "dynamic_eval": "dynamic evaluation"}
 
 
 def stage_orderings(dataset: str) -> tuple[Ordering, ...]:
@@ -39,7 +39,7 @@ def stage_orderings(dataset: str) -> tuple[Ordering, ...]:
     return (
         *(
             ordering
-            for stage, name in STAGES.items()
+            for stage, name in STAGE_NAMES.items()
             for ordering in (
                 Ordering(
                     f"MMLSTM-MoS beats every other model ({name})",

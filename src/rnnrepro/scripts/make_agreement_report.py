@@ -4,9 +4,9 @@ and a table of examples (memory's Table 2, Figure 2 and Table 3).
 Example:
     python -m rnnrepro.scripts.make_agreement_report --paper memory --table "Table 2" \\
         --figure-table "Figure 2" --title "..." --examples-title "..." \\
-        --models lstm_920 attention_10 multipop_stack --summaries */agreement.json --scored-items */agreement_items.csv \\
-        --scale paper --out-table-csv t2.csv --out-table-md t2.md --out-venn fig2.png \\
-        --out-venn-csv fig2.csv --out-examples t3.md
+        --models lstm_920 attention_10 multipop_stack --summaries */agreement.json \\
+        --scored-items */agreement_items.csv --scale paper --out-table-csv t2.csv \\
+        --out-table-md t2.md --out-venn fig2.png --out-venn-csv fig2.csv --out-examples t3.md
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> None:
         "",
         *agreement.table_lines(table),
     ]
-    agreement.write_markdown(args.out_table_md, args.title, notes, body)
+    # the corpus the LMs were trained on belongs in each title: not the paper's, unless Linzen's
+    agreement.write_markdown(args.out_table_md, f"{args.title} ({trained})", notes, body)
 
     items = pd.concat([pd.read_csv(p) for p in args.scored_items], ignore_index=True)
     wrong = agreement.mistakes(items, args.models)
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     agreement.venn_figure(counts, args.models, len(wrong), args.out_venn, notes)
     agreement.write_markdown(
         args.out_examples,
-        args.examples_title,
+        f"{args.examples_title} ({trained})",
         notes,
         [
             f"The first item (by file and line) of each pattern over {len(wrong):,} items "
