@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 import types
+from pathlib import Path
 
 import matplotlib
 
@@ -25,7 +26,7 @@ def test_a_new_maker_and_figure_kind_are_one_entry_each(monkeypatch, tmp_path):
 
     def plot_lines(inputs, out, style):  # the new figure kind: lines per input file
         drawn["inputs"] = inputs
-        counts = [len(open(path).read().splitlines()) for path in inputs]
+        counts = [len(Path(path).read_text().splitlines()) for path in inputs]
         plt.figure()
         plt.bar(range(len(counts)), counts)
         plt.savefig(out)

@@ -11,13 +11,9 @@ import pandas as pd
 import pytest
 
 from rnnrepro.evaluation.ngram import START, KneserNey, Unigram, score
-from rnnrepro.reporting.tables import (
-    build_table,
-    collect_metrics,
-    read_references,
-    reference_lines,
-    with_nats_readings,
-)
+from rnnrepro.reporting.baselines import read_references, reference_lines, with_nats_readings
+from rnnrepro.reporting.metrics import collect_metrics
+from rnnrepro.reporting.tables import build_table
 from rnnrepro.scripts import ngram_reference
 
 

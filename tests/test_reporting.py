@@ -25,15 +25,11 @@ from rnnrepro.reporting.analysis import (
     principal_angles,
 )
 from rnnrepro.reporting.figures import FIGURES, read_runs
+from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.reporting.orderings import check_orderings
 from rnnrepro.reporting.reference import load_reference
-from rnnrepro.reporting.tables import (
-    build_table,
-    collect_metrics,
-    describe_kept,
-    describe_readings,
-    write_table,
-)
+from rnnrepro.reporting.run_lines import describe_kept, describe_readings
+from rnnrepro.reporting.tables import build_table, write_table
 
 REPO = Path(__file__).resolve().parents[1]
 VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]

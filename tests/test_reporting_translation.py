@@ -20,15 +20,11 @@ from rnnrepro.makers import config_settings, options
 from rnnrepro.papers import Ordering
 from rnnrepro.papers.major_minor import NMT_ORDERINGS
 from rnnrepro.reporting.configs import config_table
+from rnnrepro.reporting.metrics import DEFAULT_TOLERANCES, METRIC_KIND, collect_metrics
 from rnnrepro.reporting.notes import scale_notes
 from rnnrepro.reporting.orderings import check_orderings
 from rnnrepro.reporting.reference import load_reference
-from rnnrepro.reporting.tables import (
-    DEFAULT_TOLERANCES,
-    METRIC_KIND,
-    build_table,
-    collect_metrics,
-)
+from rnnrepro.reporting.tables import build_table
 
 PAPER = {  # Table XII: (newstest2015 ppl, BLEU), (newstest2016 ppl, BLEU)
     "nmt_lstm": ((6.83, 29.36), (5.39, 33.38)),

@@ -99,6 +99,24 @@ def staged(name: str, family: str, label: str, models: tuple[str, ...], **declar
 # Tables IV and V are written from config.yaml (the settings of the PTB and WikiText-2 runs).
 CONFIGURED = {"maker": "config", "runs": Runs("major_minor", ("ptb_stream", "wikitext2"), MODELS)}
 
+
+def staged_caption(table: str, corpus: str, minus: str, mos: str, mmlstm: str) -> str:
+    """The caption of Table II or III (``corpus``): the four models (the layer sizes of
+    MoS⁻, MoS and the MMLSTM) at each stage."""
+    return f"""major_minor, {table} ({corpus}): AWD-LSTM, AWD-LSTM-MoS⁻ (the MoS recipe with the
+    Major LSTMs' sizes, {minus}), AWD-LSTM-MoS ({mos}, 15 experts) and AWD-MMLSTM-MoS (layers
+    {mmlstm} split 90/90/60 % Major, the Minor LSTMs reading the embedding) at each stage:
+    *train* (SGD then NT-ASGD, the best averaged model), *finetune* (ASGD from the trained
+    model, stopped at the non-monotone condition) and *dynamic_eval* (the fine-tuned model
+    adapted to the evaluated stream, MoS's dynamiceval.py; settings in Table V). Test
+    perplexity on the stream in one column. The AWD-LSTM rows are prior work ([6], [38]) that
+    major_minor quotes. **reproduced** is mean ± sample std over seeds, **delta** = reproduced
+    mean − paper; at a reduced scale every verdict names the scale. The orderings the paper
+    states follow (at every stage the MMLSTM beats the other models and MoS beats MoS⁻;
+    fine-tuning, then dynamic evaluation, improve every model), on test perplexity, checked on
+    the paper's numbers and on the reproduced means."""
+
+
 OUTPUTS = (
     staged(
         "major_minor_table2",
@@ -108,19 +126,7 @@ OUTPUTS = (
         orderings=stage_orderings("ptb_stream"),
         title="major_minor Table II (PTB: trained, + fine-tuning, + dynamic evaluation): paper "
         "vs reproduction",
-        caption="""major_minor, Table II (PTB): AWD-LSTM, AWD-LSTM-MoS⁻ (the MoS recipe with the
-        Major LSTMs' sizes, 972/972/372), AWD-LSTM-MoS (960/960/620, 15 experts) and
-        AWD-MMLSTM-MoS (layers 1080/1080/620 split 90/90/60 % Major, the Minor LSTMs reading the
-        embedding) at each stage: *train* (SGD then NT-ASGD, the best averaged model),
-        *finetune* (ASGD from the trained model, stopped at the non-monotone condition) and
-        *dynamic_eval* (the fine-tuned model adapted to the evaluated stream, MoS's
-        dynamiceval.py; settings in Table V). Test perplexity on the stream in one column. The
-        AWD-LSTM rows are prior work ([6], [38]) that major_minor quotes. **reproduced** is mean
-        ± sample std over seeds, **delta** = reproduced mean − paper; at a reduced scale every
-        verdict names the scale. The orderings the paper states follow (at every stage the
-        MMLSTM beats the other models and MoS beats MoS⁻; fine-tuning, then dynamic
-        evaluation, improve every model), on test perplexity, checked on the paper's numbers
-        and on the reproduced means.""",
+        caption=staged_caption("Table II", "PTB", "972/972/372", "960/960/620", "1080/1080/620"),
     ),
     staged(
         "major_minor_table3",
@@ -130,19 +136,9 @@ OUTPUTS = (
         orderings=stage_orderings("wikitext2"),
         title="major_minor Table III (WikiText-2: trained, + fine-tuning, + dynamic "
         "evaluation): paper vs reproduction",
-        caption="""major_minor, Table III (WikiText-2): AWD-LSTM, AWD-LSTM-MoS⁻ (the MoS recipe
-        with the Major LSTMs' sizes, 1080/1080/390), AWD-LSTM-MoS (1150/1150/650, 15 experts)
-        and AWD-MMLSTM-MoS (layers 1200/1200/650 split 90/90/60 % Major, the Minor LSTMs reading
-        the embedding) at each stage: *train* (SGD then NT-ASGD, the best averaged model),
-        *finetune* (ASGD from the trained model, stopped at the non-monotone condition) and
-        *dynamic_eval* (the fine-tuned model adapted to the evaluated stream, MoS's
-        dynamiceval.py; settings in Table V). Test perplexity on the stream in one column. The
-        AWD-LSTM rows are prior work ([6], [38]) that major_minor quotes. **reproduced** is mean
-        ± sample std over seeds, **delta** = reproduced mean − paper; at a reduced scale every
-        verdict names the scale. The orderings the paper states follow (at every stage the
-        MMLSTM beats the other models and MoS beats MoS⁻; fine-tuning, then dynamic
-        evaluation, improve every model), on test perplexity, checked on the paper's numbers
-        and on the reproduced means.""",
+        caption=staged_caption(
+            "Table III", "WikiText-2", "1080/1080/390", "1150/1150/650", "1200/1200/650"
+        ),
     ),
     Output(
         "major_minor_table4",

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from rnnrepro.fileio import write_text_atomic
-from rnnrepro.reporting.tables import compare, format_spread, markdown_lines, scaled_verdict
+from rnnrepro.reporting.markdown import format_spread, markdown_lines
+from rnnrepro.reporting.tables import compare, scaled_verdict
 
 SCORING = {
     "subj_agr_filtered.text": "the verb's two forms",

@@ -15,7 +15,8 @@ import math
 import pandas as pd
 
 from rnnrepro.papers.base import Ordering
-from rnnrepro.reporting.tables import PAPER_SCALE, scaled_verdict, section
+from rnnrepro.reporting.markdown import section
+from rnnrepro.reporting.tables import PAPER_SCALE, scaled_verdict
 
 
 def check_orderings(

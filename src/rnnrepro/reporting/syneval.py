@@ -10,12 +10,8 @@ import pandas as pd
 
 from rnnrepro.evaluation.syneval import CATEGORIES
 from rnnrepro.fileio import atomic_open, write_text_atomic
-from rnnrepro.reporting.tables import (
-    PAPER_SCALE,
-    format_spread,
-    markdown_lines,
-    scaled_verdict,
-)
+from rnnrepro.reporting.markdown import format_spread, markdown_lines
+from rnnrepro.reporting.tables import PAPER_SCALE, scaled_verdict
 
 PREFIX = "syneval:"
 

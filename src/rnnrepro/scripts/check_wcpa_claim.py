@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
-from rnnrepro.reporting.tables import markdown_lines
+from rnnrepro.reporting.markdown import markdown_lines
 from rnnrepro.reporting.wcpa_claim import DROP, LEARNT, claim_table
 
 

@@ -14,8 +14,8 @@ import json
 
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.reporting.configs import config_table
+from rnnrepro.reporting.markdown import markdown_lines
 from rnnrepro.reporting.reference import load_reference
-from rnnrepro.reporting.tables import markdown_lines
 
 
 def main(argv: list[str] | None = None) -> None:

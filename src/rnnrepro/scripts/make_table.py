@@ -26,27 +26,31 @@ from pathlib import Path
 
 from rnnrepro import papers
 from rnnrepro.data.sources import unpublished
+from rnnrepro.reporting.baselines import (
+    NATS_NOTE,
+    read_references,
+    reference_lines,
+    with_nats_readings,
+)
+from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.reporting.notes import resolved, setting_notes
 from rnnrepro.reporting.orderings import check_orderings, ordering_lines
 from rnnrepro.reporting.reference import load_reference
-from rnnrepro.reporting.tables import (
-    NATS_NOTE,
-    build_table,
-    collect_metrics,
+from rnnrepro.reporting.run_lines import (
     describe_kept,
     describe_readings,
     describe_scales,
-    describe_tolerances,
-    read_floors,
-    read_references,
-    reference_lines,
     robust_wcpa_lines,
     search_lines,
     search_summary,
     signature_lines,
-    tolerances_in_use,
     training_lines,
-    with_nats_readings,
+)
+from rnnrepro.reporting.tables import (
+    build_table,
+    describe_tolerances,
+    read_floors,
+    tolerances_in_use,
     write_table,
 )
 
