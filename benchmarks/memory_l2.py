@@ -2,16 +2,21 @@
 reached a validation perplexity of 287 after 16 epochs against the paper's 67.2 (test).
 
 The paper tunes "the RMSprop learning rate and ℓ2 regularization parameter" in [1e-4, 5e-4]
-without saying what the ℓ2 term is added to. The pipeline passes it as RMSprop's ``weight_decay``
-(grad += λ·w, the gradient of λ/2·‖w‖² beside the *mean* loss per token). Beside a loss summed
-over the batch's 32 × 35 tokens, the same λ is 1,120 times weaker.
+without saying what the ℓ2 term is added to. RMSprop's ``weight_decay`` adds λ·w to the
+gradient of the *mean* loss per token. Each reading of the paper's λ is one arm:
+
+- ``mean``: λ beside the mean loss per token (λ as it is);
+- ``sequence``: beside the loss summed over a sequence's 35 tokens, averaged over the batch
+  (λ / 35);
+- ``batch``: beside the loss summed over the batch's 32 × 35 tokens (λ / 1,120);
+- ``none``: no ℓ2.
 
 Each arm trains the run of ``--trial`` (the pipeline's own ``rnnrepro.scripts.train``, its
-settings from the config at ``paper`` scale) for one epoch of ``--batches`` batches with one
-``weight_decay`` and reports the full validation perplexity; everything else is the trial's.
+settings from config.yaml's search at ``paper`` scale, the paper's λ range) for one epoch of
+``--batches`` batches and reports the full validation perplexity; all else is the trial's.
 
     python benchmarks/memory_l2.py --data runs/paper_data/results/data/ptb_stream \\
-        --out benchmarks/results/memory_l2.csv
+        --out benchmarks/results/memory_l2.csv [--arms mean batch none] [--append]
 """
 
 from __future__ import annotations
@@ -32,6 +37,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from rnnrepro import config as cfg  # noqa: E402
+
+READINGS = ("mean", "sequence", "batch", "none")
+
+
+def weight_decay(reading: str, paper_l2: float, batch_size: int, bptt: int) -> float:
+    """RMSprop's ``weight_decay`` for the paper's ``paper_l2`` under ``reading``."""
+    divisor = {"mean": 1, "sequence": bptt, "batch": batch_size * bptt}.get(reading)
+    return 0.0 if divisor is None else paper_l2 / divisor
 
 
 def arm(run: dict, weight_decay: float, batches: int, data: Path, work: Path) -> dict:
@@ -70,20 +83,32 @@ def main() -> None:
     parser.add_argument("--trial", type=int, default=1)
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--model", default="lstm_650")
+    parser.add_argument("--arms", nargs="+", choices=READINGS, default=["mean", "batch", "none"])
+    parser.add_argument("--append", action="store_true", help="add rows to an existing --out")
+    parser.add_argument(
+        "--paper-l2",
+        type=float,
+        help="the paper's λ (default: the trial's sample of config.yaml's search, which holds "
+        "λ / 35: the 'sequence' reading)",
+    )
     args = parser.parse_args()
     config = yaml.safe_load((ROOT / "config.yaml").read_text()) | {"scale": "paper"}
     run = cfg.run_config(config, "memory", "ptb_stream", args.model, trial=args.trial)
-    searched = run["training"]["weight_decay"]
-    arms = [searched, searched / (run["training"]["batch_size"] * run["training"]["bptt"]), 0.0]
+    training = run["training"]
+    paper_l2 = args.paper_l2 or training["weight_decay"] * training["bptt"]
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for weight_decay in arms:
-            rows.append(arm(run, weight_decay, args.batches, args.data, Path(work)))
+        for reading in args.arms:
+            decay = weight_decay(reading, paper_l2, training["batch_size"], training["bptt"])
+            row = arm(run, decay, args.batches, args.data, Path(work))
+            rows.append({"reading": reading, "paper_l2": paper_l2, **row})
             print(rows[-1], flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="") as f:
+    new = not (args.append and args.out.exists())
+    with args.out.open("w" if new else "a", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
+        if new:
+            writer.writeheader()
         writer.writerows(rows)
 
 
