@@ -13,12 +13,12 @@ the ``nn.LSTM`` with as many parameters.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 from pathlib import Path
 
 import torch
+from csvrows import write_rows
 from timing import timed
 from torch import nn
 
@@ -94,10 +94,7 @@ def main() -> None:
             print(f"{case:14s} {label:42s} {s:.4f} s  x{s / base:.2f}  x{s / width:.2f}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(out, rows)
     load = os.getloadavg()[0]
     print(f"wrote {out} (torch {torch.__version__}, {args.threads} thread(s), load {load:.1f})")
 

@@ -21,7 +21,6 @@ fixed-shape window would take without the Python loops' per-step launch overhead
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from csvrows import write_rows
 from torch import nn
 
 from rnnrepro.models import MODEL_NAMES, build_model, native
@@ -396,10 +396,7 @@ def main() -> None:
         rows = run(args.sizes, args.repeats, args.wt2_vocab, device)
     print(f"time loops of the custom cells: {native.backend()} (RNNREPRO_KERNELS)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(args.out, rows)
 
     width = max(26, *(len(r["model"]) for r in rows))
     print(f"\n{'size':7} {'model':{width}} {'tokens/s':>10} {'s/batch':>9} {'× nn.LSTM':>9}")

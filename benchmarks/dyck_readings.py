@@ -35,6 +35,7 @@ import json
 from pathlib import Path
 
 import yaml
+from csvrows import write_rows
 from dyck_runs import train_and_score
 
 from rnnrepro import config as cfg
@@ -108,10 +109,7 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
     summary = args.out_dir / f"summary_{dataset}_{args.model}_seed{args.seed}.csv"
-    with summary.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(summary, rows)
     print(f"wrote {summary}")
 
 

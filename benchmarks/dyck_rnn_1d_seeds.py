@@ -16,10 +16,10 @@ the epochs, stop reason and test WCPA (strict and robust) it reached.
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 import yaml
+from csvrows import write_rows
 from dyck_runs import train_and_score
 
 from rnnrepro import config as cfg
@@ -78,10 +78,7 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
     summary = args.summary or args.out_dir / f"summary_{dataset}.csv"
-    with summary.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(summary, rows)
     for wrong in sorted({row["wrong_side_at_init"] for row in rows}):
         group = [row for row in rows if row["wrong_side_at_init"] == wrong]
         learnt = sum(row["test_wcpa"] == 1.0 for row in group)

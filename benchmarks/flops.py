@@ -15,12 +15,12 @@ validation every epoch at a third of a training token.
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 import yaml
+from csvrows import write_rows
 from torch.utils.flop_counter import FlopCounterMode
 
 from rnnrepro import config as cfg
@@ -83,10 +83,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     total = sum(r["pflop_total"] for r in rows)
     print(f"total: {total:,.0f} PFLOP (10^15) for the {len(rows)} major_minor runs")
-    with open(args.out, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(args.out, rows)
     print(f"wrote {args.out}")
 
 

@@ -171,7 +171,7 @@ def run_steps(steps: list[Step], context: SimpleNamespace, out: Outputs, end: fl
     """Run ``steps`` in order, each within its deadline, until ``end``; one row per step in
     ``steps.csv``. Each deadline leaves ``grace`` seconds before the hard one: a step that
     stops itself has them to write what it finished."""
-    grace = max(2.0, 0.04 * context.budget)
+    grace = context.grace = max(2.0, 0.04 * context.budget)
     for index, step in enumerate(steps):
         started = time.monotonic()
         weights = sum(s.weight for s in steps[index:])
@@ -301,10 +301,12 @@ def environment(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str
     )
 
 
-def cuda_tests(work: Path, timeout: float, paths: list[Path]) -> list[dict]:
+def cuda_tests(
+    work: Path, timeout: float, paths: list[Path], stop_wait: float = STOP_WAIT
+) -> list[dict]:
     """Run the test modules ``paths``; one row per test case from pytest's JUnit XML. Past
     ``timeout`` pytest is interrupted (SIGINT, so that it writes the XML of the tests it
-    finished), and a last row says the rest timed out."""
+    finished; killed ``stop_wait`` seconds later), and a last row says the rest timed out."""
     report = work / f"tests_{paths[0].stem}.xml"
     report.unlink(missing_ok=True)
     command = [sys.executable, "-c", PYTEST_INTERRUPTIBLE, "-q", "-p", "no:cacheprovider"]
@@ -318,7 +320,7 @@ def cuda_tests(work: Path, timeout: float, paths: list[Path]) -> list[dict]:
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-        stop(proc)
+        stop(proc, stop_wait)
     rows = []
     cases = ET.parse(report).iter("testcase") if report.is_file() else ()
     for case in cases:
@@ -354,10 +356,10 @@ def failure_message(case: ET.Element, failure: ET.Element) -> str:
     return " | ".join(parts)[:500]
 
 
-def stop(proc: subprocess.Popen) -> None:
-    """Wait ``STOP_WAIT`` seconds for ``proc`` (already signalled, or ending), then kill it."""
+def stop(proc: subprocess.Popen, wait: float = STOP_WAIT) -> None:
+    """Wait ``wait`` seconds for ``proc`` (already signalled, or ending), then kill it."""
     try:
-        proc.wait(timeout=STOP_WAIT)
+        proc.wait(timeout=wait)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
@@ -368,7 +370,8 @@ def test_step(*modules: str) -> Callable[[SimpleNamespace, float], Iterator[tupl
 
     def run(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, dict]]:
         paths = [ROOT / "tests" / f"{module}.py" for module in modules]
-        rows = cuda_tests(context.work, deadline - time.monotonic(), paths)
+        # interrupted at the deadline, pytest has the grace period to write its report
+        rows = cuda_tests(context.work, deadline - time.monotonic(), paths, context.grace)
         for row in rows:
             yield "tests.csv", row
         if rows and rows[-1]["outcome"] == "timeout":
@@ -611,7 +614,8 @@ def training(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, d
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)  # checkpoints and exits
-            stop(proc)
+            # it has until the step's hard deadline to write its checkpoint, then it is killed
+            stop(proc, max(deadline + context.grace - time.monotonic(), 0.5))
     for row in epoch_rows(log_path)[seen:]:
         yield "training.csv", row
     finished = proc.returncode == 0

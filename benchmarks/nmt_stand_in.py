@@ -13,7 +13,6 @@ decoding, BPE and BLEU together, one thread.
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import sentencepiece as spm
 import torch
 import torch.nn.functional as F
+from csvrows import write_rows
 
 from rnnrepro.data.parallel import bleu, stand_in_pairs, train_bpe
 from rnnrepro.evaluation.translation import beam_search
@@ -102,10 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         print(row, flush=True)
         rows.append(row)
     if args.out:
-        with args.out.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        write_rows(args.out, rows)
 
 
 if __name__ == "__main__":

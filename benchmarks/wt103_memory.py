@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from csvrows import write_rows
+
 V, T, PAPER_BATCH = 267_735, 70, 128
 TRAIN_TOKENS, VAL_TOKENS = 103_227_021, 217_646  # major_minor Table I
 EPOCH_TIMES = "benchmarks/results/epoch_times.csv"
@@ -143,10 +145,7 @@ def main() -> None:
         )
         hours = per_token * TRAIN_TOKENS / 3600
         print(f"{name}: {rows[-1]}; one epoch of {TRAIN_TOKENS:,} tokens ≈ {hours:.0f} h on 1 core")
-    with open(args.out, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(args.out, rows)
     print(f"wrote {args.out}")
     update_epoch_times(rows)
 

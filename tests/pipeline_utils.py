@@ -300,7 +300,10 @@ def run_track(root: Path, make_config, *targets: str) -> tuple[Path, dict]:
 
 
 def load_benchmark(name: str):
-    """``benchmarks/<name>.py`` as a module (benchmarks are scripts, not a package)."""
+    """``benchmarks/<name>.py`` as a module (benchmarks are scripts, not a package), with the
+    benchmarks folder on the path as running the script puts it (its shared modules import)."""
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
     path = ROOT / "benchmarks" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
