@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import yaml
+from csvrows import write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -104,12 +105,7 @@ def main() -> None:
             rows.append({"reading": reading, "paper_l2": paper_l2, **row})
             print(rows[-1], flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    new = not (args.append and args.out.exists())
-    with args.out.open("w" if new else "a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
+    write_rows(args.out, rows, append=args.append)
 
 
 if __name__ == "__main__":
