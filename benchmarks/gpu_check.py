@@ -33,7 +33,7 @@ and the next step starts. Every file is rewritten as each row arrives.
    PyTorch's float32 defaults, as the pipeline's runs have them; models not timed, and
    datasets that are not there, are listed in ``skipped.csv``;
 5. ``translation``: ``epoch_times.csv``: a few training steps of each translation model
-   (major_minor Table XII) on random pairs of the lengths ``rnnrepro.translation_cost``
+   (major_minor Table XII) on random pairs of the lengths ``rnnrepro.cost.translation``
    assumes for WMT'14, an epoch being max_steps / max_epochs steps;
 6. ``training_tests``: ``tests.csv``: ``tests/test_cuda_training.py`` and
    ``tests/test_cuda_resume.py`` (each task kind trained on CUDA, resumed after a kill, moved
@@ -87,7 +87,8 @@ import bench_cells  # noqa: E402
 import epoch_times  # noqa: E402
 
 from rnnrepro import config as cfg  # noqa: E402
-from rnnrepro import cost, precision, translation_cost  # noqa: E402
+from rnnrepro import cost, precision  # noqa: E402
+from rnnrepro.cost.translation import WMT14  # noqa: E402
 from rnnrepro.fileio import atomic_open  # noqa: E402
 
 TRAINING = ("memory", "ptb_stream", "lstm_650")  # paper: 67.2 test perplexity (Table 1)
@@ -530,7 +531,7 @@ def translation_row(
     from rnnrepro.evaluation.translation import batch_nll, pair_batch
     from rnnrepro.models import build_model
 
-    lengths = translation_cost.WMT14
+    lengths = WMT14
     run = cfg.run_config(config, experiment, dataset, name)
     hparams, vocab = dict(run["hparams"]), run["translation"]["vocab_size"]
     if small:

@@ -43,6 +43,10 @@ def run_snakemake(
     return proc
 
 
+# config.yaml's tolerances of a match, as every table script is given them
+TOLERANCES = base_config()["reporting"]["tolerances"]
+
+
 def dry_run_jobs(workdir: Path, config: dict, *targets: str) -> dict[str, int]:
     """The jobs a dry run of ``targets`` would run, by rule ({} when nothing is to be done)."""
     out = run_snakemake(workdir, config, *targets, "-n", "--quiet", "rules").stdout

@@ -9,6 +9,7 @@ import random
 
 import pandas as pd
 import pytest
+from pipeline_utils import TOLERANCES
 
 from rnnrepro.evaluation.ngram import START, KneserNey, Unigram, score
 from rnnrepro.reporting.baselines import read_references, reference_lines, with_nats_readings
@@ -177,12 +178,12 @@ def test_table_rows_compare_with_the_references_on_the_same_tokens(tmp_path):
     )
     paper = pd.DataFrame(
         [
-            {"experiment": "memory", "dataset": "ptb_stream", "model": m, "metric": "test_ppl"}
+            {"paper": "memory", "dataset": "ptb_stream", "model": m, "metric": "test_ppl"}
             | {"value": 80.0, "comparison": "="}
             for m in ("lstm_650", "attention_1", "multipop_stack", "discrete_stack")
         ]
     )
-    table = build_table(paper, runs, {}, references=refs).set_index("model")
+    table = build_table(paper, runs, {}, TOLERANCES, references=refs).set_index("model")
     assert table.loc["lstm_650", "n-gram"] == 150.0
     assert table.loc["lstm_650", "verdict"] == "cpu-scale differs; no better than the n-gram"
     assert table.loc["attention_1", ["unigram", "n-gram"]].tolist() == [650.0, 300.0]
@@ -197,7 +198,7 @@ def test_bpc_rows_read_in_bits_and_in_nats(tmp_path):
     """A paper "BPC" of 1.2 is matched by 1.2 bits and differs from 1.2 nats (1.73 bits)."""
     paper = pd.DataFrame(
         [
-            {"experiment": "general_second_order", "dataset": "ptb_lines_unigram", "model": m}
+            {"paper": "general_second_order", "dataset": "ptb_lines_unigram", "model": m}
             | {"metric": "test_bpc", "value": 1.2, "comparison": "="}
             for m in ("so_tanh", "so_id")
         ]
@@ -216,7 +217,7 @@ def test_bpc_rows_read_in_bits_and_in_nats(tmp_path):
             for m, bpc in (("so_tanh", 1.2), ("so_id", 1.2 / math.log(2)))
         ]
     )
-    table = build_table(readings, runs, {}).set_index(["model", "metric"])["verdict"]
+    table = build_table(readings, runs, {}, TOLERANCES).set_index(["model", "metric"])["verdict"]
     assert table.to_dict() == {
         ("so_tanh", "test_bpc"): "match",
         ("so_tanh", "test_npc"): "differs",

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from pipeline_utils import TOLERANCES
 
 from rnnrepro import papers
 from rnnrepro.data.dyck import read_sequences
@@ -33,6 +34,7 @@ from rnnrepro.reporting.tables import build_table, write_table
 
 REPO = Path(__file__).resolve().parents[1]
 VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
+TOLERANCE_OPTION = ["--tolerances", json.dumps(TOLERANCES)]  # as every table job is given
 
 
 def run_script(name: str, argv: list) -> None:
@@ -73,7 +75,7 @@ def write_metrics(
 
 
 def reference(*rows: tuple) -> pd.DataFrame:
-    cols = ["experiment", "dataset", "model", "metric", "value", "comparison"]
+    cols = ["paper", "dataset", "model", "metric", "value", "comparison"]
     return pd.DataFrame(
         [dict(zip(cols, ("second_order_lstm", "dyck_m4", *row), strict=True)) for row in rows]
     )
@@ -100,7 +102,7 @@ def test_collect_metrics_and_mean_std(tmp_path):
     runs = collect_metrics(paths)
     assert list(runs["seed"]) == [1, 2]
     assert runs["train_minutes"].tolist() == [2.0, 2.0]
-    table = build_table(reference(("lstm", "test_ppl", 2.393, "=")), runs, {})
+    table = build_table(reference(("lstm", "test_ppl", 2.393, "=")), runs, {}, TOLERANCES)
     row = table.iloc[0]
     assert row["mean"] == pytest.approx(2.40)
     assert row["std"] == pytest.approx(np.std([2.39, 2.41], ddof=1))
@@ -129,7 +131,7 @@ def test_build_table_verdicts(tmp_path):
         ("rnn", "test_ppl", 3.0, "="),  # close-bracket model: no ppl -> missing
         ("lstm", "epochs", 4, "="),  # no tolerance -> info
     )
-    table = build_table(ref, runs, {"dyck_m4": {"train": 2.3, "val": 2.3, "test": 2.3}})
+    table = build_table(ref, runs, {"dyck_m4": {"train": 2.3, "val": 2.3, "test": 2.3}}, TOLERANCES)
     assert table["verdict"].tolist() == [
         "match",
         "match",
@@ -154,7 +156,7 @@ def test_diverged_runs_are_named_and_later_stages_kept_apart(tmp_path):
         "loss": 9.0, "ppl": 9.0, "wcpa": 0.0}}))  # fmt: skip
     runs = collect_metrics([*paths, finetuned])
     assert runs["stage"].tolist() == ["train", "train", "finetune"]
-    table = build_table(reference(("lstm", "test_ppl", 2.393, "=")), runs, {})
+    table = build_table(reference(("lstm", "test_ppl", 2.393, "=")), runs, {}, TOLERANCES)
     assert table.loc[0, "mean"] == pytest.approx(2.40) and table.loc[0, "n_seeds"] == 2
     assert table.loc[0, "verdict"] == "match; 1 of 2 run(s) diverged"
 
@@ -162,7 +164,7 @@ def test_diverged_runs_are_named_and_later_stages_kept_apart(tmp_path):
 def test_below_floor_is_flagged(tmp_path):
     runs = collect_metrics([write_metrics(tmp_path, "lstm", 1, 2.20, 1.0)])
     floors = {"dyck_m4": {"train": 2.3, "val": 2.3, "test": 2.3}}
-    table = build_table(reference(("lstm", "test_ppl", 2.2, "=")), runs, floors)
+    table = build_table(reference(("lstm", "test_ppl", 2.2, "=")), runs, floors, TOLERANCES)
     assert table.loc[0, "verdict"] == "below floor"
     write_table(table, tmp_path / "t.csv", tmp_path / "t.md", "Test table", ["tolerance note"])
     md = (tmp_path / "t.md").read_text()
@@ -180,15 +182,17 @@ def test_reduced_scale_verdicts_name_the_scale(tmp_path):
         ("lstm", "test_wcpa", 1.0, "="),
         ("mmrnn", "test_wcpa", 0.5, "<="),  # no run at this scale
     )
-    table = build_table(ref, runs, {}, scale="smoke")
+    table = build_table(ref, runs, {}, TOLERANCES, scale="smoke")
     assert table["verdict"].tolist() == [
         "smoke-scale match",
         "smoke-scale match",
         "not run at smoke scale",
     ]
     # the runs' own scale wins over the table's (a paper table must not read smoke runs as paper)
-    assert build_table(ref, runs, {}, scale="paper")["verdict"][0] == "smoke-scale match"
-    assert build_table(ref, runs.assign(scale="paper"), {})["verdict"].tolist() == [
+    assert (
+        build_table(ref, runs, {}, TOLERANCES, scale="paper")["verdict"][0] == "smoke-scale match"
+    )
+    assert build_table(ref, runs.assign(scale="paper"), {}, TOLERANCES)["verdict"].tolist() == [
         "match",
         "match",
         "missing",
@@ -204,6 +208,7 @@ def test_make_table_cli(tmp_path):
     run_script(
         "make_table",
         [
+            *TOLERANCE_OPTION,
             "--paper",
             "second_order_lstm",
             "--table",
@@ -488,7 +493,7 @@ def test_bpc_ce_verdicts_and_dyck_metrics_mix(tmp_path):
     assert runs["test_ce"].notna().sum() == 2 and runs.loc[6, "test_ppl"] == 2.4
     ref = load_reference("multi_matrix", "Table 2")
     ref = ref[ref.model.isin(["lstm", "mmlstm", "rnn"])].reset_index(drop=True)
-    table = build_table(ref, runs, {}).set_index(["dataset", "model", "metric"])
+    table = build_table(ref, runs, {}, TOLERANCES).set_index(["dataset", "model", "metric"])
     assert table.loc[("ptb_char", "lstm", "test_bpc"), "verdict"] == "match"  # +0.3 %
     assert table.loc[("ptb_char", "lstm", "test_bpc"), "n_seeds"] == 2  # not the cut25 run
     assert table.loc[("ptb_char", "lstm", "test_bpc"), "reproduced"] == "1.311 ± 0.001"
@@ -530,7 +535,7 @@ def test_family_rows_aggregate_folds_and_seeds(tmp_path):
     assert runs["family"].tolist()[:2] == ["ptb_lines_unigram"] * 2
     assert runs["fold"].tolist()[:3] == [1, 1, 2]
     ref = load_reference("general_second_order", "Table 1")
-    table = build_table(ref, runs, {}).set_index("model")
+    table = build_table(ref, runs, {}, TOLERANCES).set_index("model")
     row = table.loc["so_tanh"]
     expected = list(values.values())
     assert row["n_seeds"] == 6  # 3 folds x 2 seeds; the bigram run is another family
@@ -561,8 +566,8 @@ def test_make_table_cli_notes_and_tolerances(tmp_path):
             "Section 4.1",
             "--metrics",
             *paths,
-            "--bpc-tolerance",
-            0.05,
+            "--tolerances",
+            '{"params": 0.05, "bpc": 0.05}',
             "--note",
             note1,
             "--note",
@@ -602,7 +607,9 @@ def test_orderings_hold_on_the_papers_numbers():
         "major_minor_table3",
     }
     for output in declared:
-        table = build_table(load_reference(output.paper, list(output.labels)), pd.DataFrame(), {})
+        table = build_table(
+            load_reference(output.paper, list(output.labels)), pd.DataFrame(), {}, TOLERANCES
+        )
         checked = check_orderings(output.orderings, table)
         assert checked["ordering"].tolist() == [o.name for o in output.orderings]
         # a figure's values (Table IX's perplexities, Fig. 6) are not printed: no paper margin
@@ -624,7 +631,7 @@ def test_orderings_on_reproduced_means(tmp_path):
         )
         for m, v in bpc.items()
     ]
-    table = build_table(reference, collect_metrics(paths), {})
+    table = build_table(reference, collect_metrics(paths), {}, TOLERANCES)
     declared = papers.orderings("general_second_order", ["Table 1"])
     checked = check_orderings(declared, table, {"fold1"})
     checked = checked.set_index("ordering")
@@ -640,7 +647,7 @@ def test_orderings_on_reproduced_means(tmp_path):
     assert gap["reproduced margin"] == pytest.approx((1.225 - 1.165) - (1.14 - 1.125))
     reversed_ = Ordering("reversed", "test", better=("first_order_rnn",), worse=("so_tanh",))
     with pytest.raises(ValueError, match="does not hold on the paper's numbers"):
-        check_orderings((reversed_,), build_table(reference, pd.DataFrame(), {}))
+        check_orderings((reversed_,), build_table(reference, pd.DataFrame(), {}, TOLERANCES))
     unknown = Ordering("unknown", "test", better=("so_tanh",), worse=("gru",))
     with pytest.raises(ValueError, match=r"no table row for model\(s\) \['gru'\]"):
         check_orderings((unknown,), table)
@@ -648,7 +655,7 @@ def test_orderings_on_reproduced_means(tmp_path):
 
 def paper_means(paper: str, label: str) -> pd.DataFrame:
     """A ``build_table`` result whose reproduced means are the paper's numbers (2 runs each)."""
-    table = build_table(load_reference(paper, label), pd.DataFrame(), {})
+    table = build_table(load_reference(paper, label), pd.DataFrame(), {}, TOLERANCES)
     return table.assign(mean=table["paper"], n_seeds=2)
 
 
@@ -748,7 +755,15 @@ def test_make_table_states_the_orderings_of_every_stage(tmp_path):
     out_csv, out_md = tmp_path / "t.csv", tmp_path / "t.md"
     run_script(
         "make_table",
-        ["--paper", "major_minor", "--table", "Table II", "--datasets", "ptb_stream"]
+        [
+            *TOLERANCE_OPTION,
+            "--paper",
+            "major_minor",
+            "--table",
+            "Table II",
+            "--datasets",
+            "ptb_stream",
+        ]
         + ["--metrics", *paths, "--out-csv", out_csv, "--out-md", out_md],
     )
     orderings = out_md.read_text().split("## Orderings the paper states")[1]
@@ -763,7 +778,16 @@ def test_make_table_info_only_table(tmp_path):
     out_csv, out_md = tmp_path / "t.csv", tmp_path / "t.md"
     run_script(
         "make_table",
-        ["--paper", "multi_matrix", "--table", "Table 1", "--datasets", "ptb_char", "ptb_word"]
+        [
+            *TOLERANCE_OPTION,
+            "--paper",
+            "multi_matrix",
+            "--table",
+            "Table 1",
+            "--datasets",
+            "ptb_char",
+            "ptb_word",
+        ]
         + ["--metrics", metrics, "--out-csv", out_csv, "--out-md", out_md],
     )
     table = pd.read_csv(out_csv)
@@ -906,7 +930,15 @@ def test_dyck_tables_show_the_events_behind_wcpa_and_the_readings_used(tmp_path)
         path.write_text(json.dumps(metrics))
         paths.append(path)
     out_csv, out_md = tmp_path / "t1.csv", tmp_path / "t1.md"
-    argv = ["--paper", "second_order_lstm", "--table", "Table 1", "--metrics", *paths]
+    argv = [
+        *TOLERANCE_OPTION,
+        "--paper",
+        "second_order_lstm",
+        "--table",
+        "Table 1",
+        "--metrics",
+        *paths,
+    ]
     run_script("make_table", [*argv, "--wcpa-min-events", 20, "--out-csv", out_csv,
                               "--out-md", out_md])  # fmt: skip
     text = out_md.read_text()
@@ -936,7 +968,7 @@ def test_the_fig3_claim_is_judged_per_m_from_the_histories(tmp_path):
             path = run_dir(tmp_path, model, seed) / "history.csv"
             history.to_csv(path, index=False)
             paths.append(path)
-    per_run, verdicts = claim_table(paths)
+    per_run, verdicts = claim_table(paths, "lstm", "attention_lstm")
     (row,) = verdicts.to_dict("records")
     assert row["dataset"] == "dyck_m4" and row["metric"] == "WCPA"
     assert (row["faster"], row["steadier"], row["fewer epochs"]) == ("does not hold", "holds",
@@ -945,8 +977,11 @@ def test_the_fig3_claim_is_judged_per_m_from_the_histories(tmp_path):
     assert lstm["epochs_to_wcpa"] == 2 and lstm["drops"] == 3 and lstm["epochs"] == 7
     out = tmp_path / "claim.md"
     run_script("check_wcpa_claim", ["--histories", *paths, "--out-csv", tmp_path / "c.csv",
-                                    "--out-md", out])  # fmt: skip
-    assert "| dyck_m4 | WCPA | 2 / 2 |" in out.read_text()
+                                    "--out-md", out, "--title", "Fig. 3", "--models", "lstm",
+                                    "attention_lstm", "--note", "the paper's words"])  # fmt: skip
+    text = out.read_text()
+    assert "| dyck_m4 | WCPA | 2 / 2 |" in text and "> the paper's words" in text
+    assert "when attention_lstm's mean over seeds is lower than lstm's" in text
 
 
 def write_history(root: Path, model: str, seed: int, train_losses: list, lrs: list) -> Path:
@@ -987,7 +1022,15 @@ def test_make_table_training_section_reads_the_best_epoch(tmp_path):
     out_md = tmp_path / "t.md"
     run_script(
         "make_table",
-        ["--paper", "second_order_lstm", "--table", "Table 1", "--metrics", *paths]
+        [
+            *TOLERANCE_OPTION,
+            "--paper",
+            "second_order_lstm",
+            "--table",
+            "Table 1",
+            "--metrics",
+            *paths,
+        ]
         + ["--histories", *histories, "--floors", floor]
         + ["--out-csv", tmp_path / "t.csv", "--out-md", out_md],
     )
@@ -1007,7 +1050,15 @@ def test_make_table_training_section_reads_the_best_epoch(tmp_path):
     # without histories the table has no such section
     run_script(
         "make_table",
-        ["--paper", "second_order_lstm", "--table", "Table 1", "--metrics", *paths]
+        [
+            *TOLERANCE_OPTION,
+            "--paper",
+            "second_order_lstm",
+            "--table",
+            "Table 1",
+            "--metrics",
+            *paths,
+        ]
         + ["--out-csv", tmp_path / "t.csv", "--out-md", out_md],
     )
     assert "## How the runs trained" not in out_md.read_text()

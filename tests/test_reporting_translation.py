@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from pipeline_utils import base_config
+from pipeline_utils import TOLERANCES, base_config
 
 from rnnrepro import config as cfg
 from rnnrepro import makers, papers
@@ -20,7 +20,7 @@ from rnnrepro.makers import config_settings, options
 from rnnrepro.papers import Ordering
 from rnnrepro.papers.major_minor import NMT_ORDERINGS
 from rnnrepro.reporting.configs import config_table
-from rnnrepro.reporting.metrics import DEFAULT_TOLERANCES, METRIC_KIND, collect_metrics
+from rnnrepro.reporting.metrics import METRIC_KIND, collect_metrics
 from rnnrepro.reporting.notes import scale_notes
 from rnnrepro.reporting.orderings import check_orderings
 from rnnrepro.reporting.reference import load_reference
@@ -114,7 +114,7 @@ def test_table12_compares_every_printed_number_bleu_within_an_absolute_tolerance
         write_translation(tmp_path, "nmt_lstm", lstm, scale="paper", total=180_000_000),
         write_translation(tmp_path, "nmt_mmlstm", ((6.15, 30.83 - 5.0), (9.9, 35.48)), "paper"),
     ]
-    table = build_table(reference, collect_metrics(paths), {})
+    table = build_table(reference, collect_metrics(paths), {}, TOLERANCES)
     verdict = table.set_index(["model", "metric"])["verdict"]
     assert verdict["nmt_lstm", "newstest2015_bleu"] == "match"  # |0.45| <= 0.5 BLEU
     assert verdict["nmt_lstm", "newstest2016_bleu"] == "differs"  # |0.55| > 0.5
@@ -127,8 +127,8 @@ def test_table12_compares_every_printed_number_bleu_within_an_absolute_tolerance
     assert verdict["nmt_mmlstm", "params_total"] == "match"  # 172.83M
     row = table.set_index(["model", "metric"]).loc[("nmt_lstm", "newstest2015_bleu")]
     assert row["reproduced"] == "29.81 ± n/a" and row["delta"] == pytest.approx(0.45)
-    # a wider BLEU tolerance (config reporting.bleu_tolerance) turns the 0.55 into a match
-    wider = build_table(reference, collect_metrics(paths), {}, {**DEFAULT_TOLERANCES, "bleu": 0.6})
+    # a wider BLEU tolerance (config reporting.tolerances.bleu) turns the 0.55 into a match
+    wider = build_table(reference, collect_metrics(paths), {}, {**TOLERANCES, "bleu": 0.6})
     verdict = wider.set_index(["model", "metric"])["verdict"]
     assert verdict["nmt_lstm", "newstest2016_bleu"] == "match"
 
@@ -145,7 +145,9 @@ def test_the_trivial_translators_stand_beside_the_runs_numbers(tmp_path):
             test.update(unigram_ppl=5.5, copy_bleu=4.0, copy_bleu_tokenized=4.5)
         path.write_text(json.dumps(metrics))
         paths.append(path)
-    table = build_table(reference, collect_metrics(paths), {}).set_index(["model", "metric"])
+    table = build_table(reference, collect_metrics(paths), {}, TOLERANCES).set_index(
+        ["model", "metric"]
+    )
     assert table.loc[("nmt_lstm", "newstest2015_ppl"), "unigram"] == 5.5
     assert table.loc[("nmt_lstm", "newstest2016_bleu"), "copy"] == 4.0
     assert table.loc[("nmt_lstm", "newstest2016_bleu_tokenized"), "copy"] == 4.5
@@ -169,7 +171,7 @@ def test_the_bleu_orderings_are_higher_is_better():
         for bleu in ("bleu", "bleu_tokenized")
     }
     assert all(not o.higher_is_better for o in NMT_ORDERINGS if o.metric.endswith("_ppl"))
-    paper = build_table(load_reference("major_minor", "Table XII"), pd.DataFrame(), {})
+    paper = build_table(load_reference("major_minor", "Table XII"), pd.DataFrame(), {}, TOLERANCES)
     table = paper.assign(mean=paper["paper"], n_seeds=1)
     bleu = table["metric"] == "newstest2016_bleu"
     table.loc[bleu & (table["model"] == "nmt_mmlstm"), "mean"] = 33.0  # the baseline: 33.38
@@ -255,7 +257,8 @@ def test_table12_says_which_corpus_its_runs_read_and_each_bleus_signature(tmp_pa
     argv = declared_options(
         "major_minor_table12", config_at(scale), {"metrics": list(map(str, paths))}
     )
-    assert argv[argv.index("--bleu-tolerance") + 1] == "0.5"  # config reporting.bleu_tolerance
+    tolerances = json.loads(argv[argv.index("--tolerances") + 1])
+    assert tolerances["bleu"] == 0.5  # config reporting.tolerances.bleu
     out_md = tmp_path / "t12.md"
     run_script(
         "make_table", [*argv, "--out-csv", str(tmp_path / "t12.csv"), "--out-md", str(out_md)]

@@ -15,7 +15,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from rnnrepro import config as cfg
 from rnnrepro import cost
-from rnnrepro import translation_cost as tc
+from rnnrepro.cost import translation as tc
 from rnnrepro.evaluation.translation import batch_nll, beam_search, pair_batch
 from rnnrepro.models.seq2seq import LuongNMT
 from rnnrepro.preflight import cost_summary
@@ -146,7 +146,7 @@ def test_a_measured_epoch_replaces_the_rate_and_prices_the_other_model():
 def test_paper_translation_runs_get_a_finite_cost_and_a_gpus_time_limit(tmp_path):
     config = base_config()
     times = cost.read_epoch_times(ROOT / "benchmarks/results/epoch_times.csv")
-    rate = tc.derived_rate(times, ROOT / "benchmarks/results/major_minor_flops.csv")
+    rate = tc.derived_rate(times, ROOT / "benchmarks/results/major_minor_flops.csv", "major_minor")
     assert rate is not None and 1e10 < rate.flops_per_s < 1e12  # a CPU's tens of GFLOP/s
     throughput = cost.read_throughput(ROOT / "benchmarks/results/cells.csv")
     costs = cost.estimate(config, throughput, tmp_path, epoch_times=times, flop_rate=rate)

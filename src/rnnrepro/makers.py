@@ -70,21 +70,21 @@ def scale(config: dict) -> list[str]:
     return [f"--scale {config['scale']}"]
 
 
+def tolerances(config: dict) -> list[str]:
+    """config.yaml's ``reporting.tolerances``, in its order (the order a table states them)."""
+    return [f"--tolerances {shlex.quote(json.dumps(config['reporting']['tolerances']))}"]
+
+
 def run_models(output: Output, config: dict) -> list[str]:
     """The output's models in the order its runs are selected (its columns)."""
     return [f"--models {' '.join(dict.fromkeys(run.model for run in output.select(config)))}"]
 
 
 def compare_options(output: Output, config: dict, files: Files) -> list[str]:
-    tolerance = config["reporting"]
-    options = [*paper_tables(output), *title(output)]
+    options = [*paper_tables(output), *title(output), *tolerances(config)]
     if output.families is not None:
         datasets = [d for f in output.families for d in cfg.dataset_names(config, f)]
         options.append("--datasets " + " ".join(datasets))
-    options += [
-        f"--{kind}-tolerance {tolerance[f'{kind}_tolerance']}"
-        for kind in ("ppl", "wcpa", "bpc", "ce", "bleu")
-    ]
     if output.track == "dyck":
         options.append(f"--wcpa-min-events {config['dyck']['wcpa_min_events']}")
     if output.corpus:
@@ -121,12 +121,11 @@ def figure_options(output: Output, config: dict, files: Files) -> list[str]:
 
 
 def syneval_options(output: Output, config: dict, files: Files) -> list[str]:
-    tolerance = config["reporting"]["accuracy_tolerance"]
     return [
         *paper_tables(output),
         *title(output),
         *run_models(output, config),
-        f"--tolerance {tolerance}",
+        *tolerances(config),
         *scale(config),
     ]
 
@@ -134,7 +133,6 @@ def syneval_options(output: Output, config: dict, files: Files) -> list[str]:
 def agreement_options(output: Output, config: dict, files: Files) -> list[str]:
     """The table's options; the job also writes its paper's other outputs of this maker, by
     kind: the Venn figure (its labels: the figure's paper numbers) and the examples."""
-    tolerance = config["reporting"]
     parts = {o.kind: o for o in papers.catalogue(output.paper) if o.maker == "agreement"}
     return [
         *paper_tables(output),
@@ -142,8 +140,7 @@ def agreement_options(output: Output, config: dict, files: Files) -> list[str]:
         f"--figure-table {quoted(list(parts['venn'].labels))}",
         f"--examples-title {shlex.quote(parts['examples'].title)}",
         *run_models(output, config),
-        f"--accuracy-tolerance {tolerance['accuracy_tolerance']}",
-        f"--ppl-tolerance {tolerance['ppl_tolerance']}",
+        *tolerances(config),
         *scale(config),
     ]
 
@@ -201,7 +198,11 @@ MAKERS = {
         {"metrics.json": "metrics", "translation.json": "metrics", "history.csv": "histories"},
         inputs=compare_inputs,
     ),
-    "wcpa_claim": Maker("check_wcpa_claim", lambda o, c, f: title(o), {"history.csv": "histories"}),
+    "wcpa_claim": Maker(
+        "check_wcpa_claim",
+        lambda o, c, f: [*title(o), *run_models(o, c)],
+        {"history.csv": "histories"},
+    ),
     "syneval": Maker("make_syneval_table", syneval_options, {"syneval.csv": "results"}),
     "config": Maker("make_config_table", config_options, notes=configured_notes),
     # Linzen agreement: one job writes the table, the Venn figure and the examples (by kind)

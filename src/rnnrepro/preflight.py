@@ -40,10 +40,10 @@ from rnnrepro.cost import (
     summarise,
     translation_summary,
 )
+from rnnrepro.cost.translation import ASSUMED_GPU, format_flops
 from rnnrepro.data.download import USER_AGENT, archive_path
 from rnnrepro.data.sources import Source, UnknownSource, apply_overrides, get_source
 from rnnrepro.resources import device_flop_rate
-from rnnrepro.translation_cost import ASSUMED_GPU, format_flops
 
 PROBE_TIMEOUT = 10.0  # seconds per URL; probes run in parallel
 GONE = (404, 410)  # answers that mean the file is not there (others: the server is reachable)

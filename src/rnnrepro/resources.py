@@ -8,7 +8,7 @@
   Dyck token model over ``cells.csv``), clamped to [``min``, ``max``]; ``unmeasured`` where no
   measurement covers the run (on a GPU: a model ``benchmarks/gpu_check.py`` could not sample;
   its tables are in ``benchmarks/results/gpu/``). Translation runs are priced by their counted
-  FLOPs (``rnnrepro.translation_cost``): on a GPU at the assumed rate until one is measured.
+  FLOPs (``rnnrepro.cost.translation``): on a GPU at the assumed rate until one is measured.
 
 Light imports only (no torch): Snakemake calls this for every training job it plans.
 """
@@ -22,12 +22,13 @@ from pathlib import Path
 
 from . import config as cfg
 from .cost import CostError, Throughput, read_epoch_times, read_throughput, run_cost
-from .translation_cost import ASSUMED_GPU, FlopRate, derived_rate, format_rate
+from .cost.translation import ASSUMED_GPU, FlopRate, derived_rate, format_rate
 
 # The measured tables of each device kind, under benchmarks/results/ of the repository.
 TABLES = {"cpu": Path("."), "gpu": Path("gpu")}
-# benchmarks/flops.py's count of the language models (device-independent), in benchmarks/results/
-FLOPS_TABLE = "major_minor_flops.csv"
+# benchmarks/flops.py's count of one experiment's language models (device-independent), in
+# benchmarks/results/<experiment>_flops.csv
+FLOPS_EXPERIMENT = "major_minor"
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ def device_flop_rate(
     its language models run whole sequences in cuDNN, faster than a step-by-step decoder)."""
     if device == "gpu":
         return ASSUMED_GPU
-    return derived_rate(epoch_times, Path(results_dir) / FLOPS_TABLE)
+    table = Path(results_dir) / f"{FLOPS_EXPERIMENT}_flops.csv"
+    return derived_rate(epoch_times, table, FLOPS_EXPERIMENT)
 
 
 @cache

@@ -22,35 +22,10 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ..data.syneval import AGREEMENT, CATEGORIES, GROUPS, NPI, NPI_COMPARISONS, REFLEXIVES
 from ..models.base import RecurrentLM
 
 UNK, EOS, FINAL = "<unk>", "<eos>", "."
-AGREEMENT = (
-    "simple_agrmt",
-    "sent_comp",
-    "vp_coord",
-    "long_vp_coord",
-    "prep",
-    "subj_rel",
-    "obj_rel_across",
-    "obj_rel_within",
-    "obj_rel_no_comp_across",
-    "obj_rel_no_comp_within",
-)
-REFLEXIVES = ("simple_reflexives", "reflexive_sent_comp", "reflexives_across")
-NPI = ("simple_npi", "npi_across")
-# NPI comparisons: (label, column of the preferred sentence, column of the other)
-NPI_COMPARISONS = (
-    ("G>I", "grammatical", "ungrammatical"),  # the TSV's 2nd sentence is the intrusive one
-    ("I>U", "ungrammatical", "ungrammatical_2"),
-    ("G>U", "grammatical", "ungrammatical_2"),
-)
-CATEGORIES = (
-    *AGREEMENT,
-    *REFLEXIVES,
-    *(f"{case} {label}" for case in NPI for label, _, _ in NPI_COMPARISONS),
-)
-GROUPS = {**dict.fromkeys(AGREEMENT, "agreement"), **dict.fromkeys(REFLEXIVES, "reflexives")}
 
 
 def case_of(template: str) -> str:

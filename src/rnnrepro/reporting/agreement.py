@@ -42,8 +42,7 @@ def _source(summaries: Sequence[dict], metric: str) -> str:
 def table2(
     summaries: Sequence[dict],
     reference: pd.DataFrame,
-    accuracy_tolerance: float,
-    ppl_tolerance: float,
+    tolerances: Mapping[str, float],
     scale: str,
 ) -> pd.DataFrame:
     """One row per reference number of Table 2: paper, reproduced (mean ± std over seeds), the
@@ -63,7 +62,6 @@ def table2(
         n = len(values)
         mean = values.mean() if n else math.nan
         std = values.std(ddof=1) if n > 1 else math.nan
-        tolerances = {"accuracy": accuracy_tolerance, "ppl": ppl_tolerance}
         verdict = compare(ref, values, tolerances)
         scales = {s["scale"] for s in mine}
         verdict = scaled_verdict(verdict, scales or {scale})

@@ -61,14 +61,15 @@ TEXT_METRICS = {family: spec["metric"] for family, spec in TEXT_FAMILIES.items()
 RELATIVE_KINDS = {"ppl", "params", "bpc", "ce"}
 
 
-DEFAULT_TOLERANCES = {
-    "ppl": 0.01,
-    "wcpa": 0.05,
-    "params": 0.05,
-    "bpc": 0.01,
-    "ce": 0.01,
-    "bleu": 0.5,
-}
+def read_tolerances(text: str) -> dict[str, float]:
+    """The ``--tolerances`` option of a table script: JSON of config.yaml's
+    ``reporting.tolerances`` (metric kind -> tolerance, relative for ``RELATIVE_KINDS``)."""
+    tolerances = json.loads(text)
+    if not isinstance(tolerances, dict) or not all(
+        isinstance(value, int | float) and value > 0 for value in tolerances.values()
+    ):
+        raise ValueError(f"--tolerances: not an object of positive numbers: {text!r}")
+    return {kind: float(value) for kind, value in tolerances.items()}
 
 
 DECIMALS = {

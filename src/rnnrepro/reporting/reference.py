@@ -1,7 +1,8 @@
 """Paper (reference) numbers: the only place where published results enter the suite.
 
 ``paper_numbers.csv`` has one row per published number or claim, with columns
-paper, table, row, experiment, dataset, model, metric, value, comparison, source, note.
+paper, table, row, dataset, model, metric, value, comparison, source, note, stage; ``paper``
+is also the experiment whose runs a row is compared with (config.yaml's ``experiments``).
 ``comparison`` is ``=`` for a reported value and ``<``, ``<=``, ``>=`` for a claimed bound. An
 empty ``value`` is a number the paper draws but does not print (e.g. a figure's curve): its row
 carries the runs' value, with the verdict ``info``, for the orderings stated about it.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rnnrepro.evaluation.syneval import CATEGORIES
+from rnnrepro.data.syneval import CATEGORIES
 from rnnrepro.fileio import atomic_open, write_text_atomic
 from rnnrepro.reporting.markdown import format_spread, markdown_lines
 from rnnrepro.reporting.tables import PAPER_SCALE, scaled_verdict

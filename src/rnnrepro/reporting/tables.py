@@ -24,7 +24,7 @@ from rnnrepro.reporting.baselines import (
     reference_verdict,
 )
 from rnnrepro.reporting.markdown import format_spread, markdown_lines
-from rnnrepro.reporting.metrics import DECIMALS, DEFAULT_TOLERANCES, METRIC_KIND, RELATIVE_KINDS
+from rnnrepro.reporting.metrics import DECIMALS, METRIC_KIND, RELATIVE_KINDS
 
 TABLE_COLUMNS = [
     "experiment",
@@ -123,21 +123,21 @@ def build_table(
     reference_rows: pd.DataFrame,
     runs: pd.DataFrame,
     floors: Mapping[str, Mapping[str, float]],
-    tolerances: Mapping[str, float] = DEFAULT_TOLERANCES,
+    tolerances: Mapping[str, float],
     scale: str = PAPER_SCALE,
     references: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per reference row: paper value, reproduced mean ± std over runs and a verdict.
 
     A reference dataset matches runs on that dataset and on its folds (``{dataset}_fold{k}``), so
-    a family row aggregates folds × seeds. ``tolerances`` maps a metric kind (``ppl``, ``bpc``,
-    ``ce``, ``wcpa``, ``params``, ...) to its tolerance: relative for ppl, bpc, ce and params,
-    absolute otherwise; kinds without one are not compared. A perplexity below the generator
-    floor (any run) gets the verdict ``below floor``. A verdict from runs of a reduced scale
-    (their ``scale`` column, else ``scale``) names that scale; a row without runs at a reduced
-    ``scale`` is ``not run at <scale> scale``. With ``references`` (``read_references``) a text
-    row gives the unigram and n-gram values on its runs' tokens, and its verdict says when the
-    reproduced mean does not beat one of them.
+    a family row aggregates folds × seeds. ``tolerances`` (config.yaml's ``reporting.tolerances``)
+    maps a metric kind (``ppl``, ``bpc``, ``ce``, ``wcpa``, ``params``, ...) to its tolerance:
+    relative for ppl, bpc, ce and params, absolute otherwise; kinds without one are not
+    compared. A perplexity below the generator floor (any run) gets the verdict ``below floor``.
+    A verdict from runs of a reduced scale (their ``scale`` column, else ``scale``) names it; a
+    row without runs at a reduced ``scale`` is ``not run at <scale> scale``. With ``references``
+    (``read_references``) a text row gives the unigram and n-gram values on its runs' tokens, and
+    its verdict says when the reproduced mean does not beat one of them.
     """
     references = read_references([]) if references is None else references
     if runs.empty:
@@ -148,7 +148,7 @@ def build_table(
     for _, ref in reference_rows.iterrows():
         metric = ref["metric"]
         matched = runs[
-            (runs["experiment"] == ref["experiment"])
+            (runs["experiment"] == ref["paper"])
             & ((runs["dataset"] == ref["dataset"]) | (runs["family"] == ref["dataset"]))
             & (runs["model"] == ref["model"])
         ]
@@ -182,7 +182,7 @@ def build_table(
         recurrent = matched["params"].dropna().to_numpy(float)
         out.append(
             {
-                "experiment": ref["experiment"],
+                "experiment": ref["paper"],
                 "dataset": ref["dataset"],
                 "model": ref["model"],
                 "stage": stage,

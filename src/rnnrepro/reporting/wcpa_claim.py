@@ -44,7 +44,7 @@ def run_measures(history: pd.DataFrame, metric: str) -> dict:
     }
 
 
-def claim_table(paths: Sequence[str | Path], baseline: str = "lstm", model: str = "attention_lstm"):
+def claim_table(paths: Sequence[str | Path], baseline: str, model: str):
     """Per run measures (DataFrame) and, per dataset and metric, the verdict of each part of the
     claim (DataFrame)."""
     runs = []

@@ -7,7 +7,7 @@
     python -m rnnrepro.scripts.estimate_cost --translation   # the translation runs' FLOPs
 
 Hours are device-hours of the device the throughput table was measured on, one job at a time.
-Translation runs are priced by their counted FLOPs (rnnrepro.translation_cost) at that device's
+Translation runs are priced by their counted FLOPs (rnnrepro.cost.translation) at that device's
 rate: measured translation epochs, else derived from its language models (CPU) or assumed (GPU);
 ``--translation-tflops`` sets a measured rate instead.
 """
@@ -36,9 +36,9 @@ from rnnrepro.cost import (
     summarise,
     translation_lines,
 )
+from rnnrepro.cost.translation import ASSUMED_GPU, FlopRate, format_flops, format_hours, format_rate
 from rnnrepro.fileio import atomic_open
 from rnnrepro.resources import device_flop_rate, run_resources
-from rnnrepro.translation_cost import ASSUMED_GPU, FlopRate, format_flops, format_hours, format_rate
 
 # The shipped cells.csv: benchmarks/bench_cells.py on a CPU, torch.set_num_threads(1).
 BENCH_DEVICE = "CPU, 1 thread (benchmarks/bench_cells.py)"
@@ -83,7 +83,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--translation",
         action="store_true",
-        help="print each translation run's counted FLOPs (rnnrepro.translation_cost) and hours",
+        help="print each translation run's counted FLOPs (rnnrepro.cost.translation) and hours",
     )
     parser.add_argument("--out", type=Path, help="write the table as CSV")
     parser.add_argument(

@@ -17,6 +17,7 @@ import pandas as pd
 
 from rnnrepro.fileio import atomic_open, write_csv_atomic
 from rnnrepro.reporting import agreement
+from rnnrepro.reporting.metrics import read_tolerances
 from rnnrepro.reporting.reference import load_reference
 
 
@@ -32,8 +33,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--scored-items", nargs="+", required=True, help="agreement_items.csv files"
     )
-    parser.add_argument("--accuracy-tolerance", type=float, default=0.05, help="absolute")
-    parser.add_argument("--ppl-tolerance", type=float, default=0.01, help="relative")
+    parser.add_argument(
+        "--tolerances",
+        type=read_tolerances,
+        required=True,
+        help="JSON: metric kind -> tolerance (config.yaml reporting.tolerances)",
+    )
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--note", action="append", default=[], help="a line under each title")
     parser.add_argument("--out-table-csv", required=True)
@@ -54,9 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     notes = [f"{trained}.", *args.note]
 
     reference = load_reference(args.paper, args.table)
-    table = agreement.table2(
-        summaries, reference, args.accuracy_tolerance, args.ppl_tolerance, args.scale
-    )
+    tolerances = {kind: args.tolerances[kind] for kind in ("accuracy", "ppl")}
+    table = agreement.table2(summaries, reference, tolerances, args.scale)
     write_csv_atomic(table, args.out_table_csv, index=False)
     body = [
         "Accuracy = share of items where the subject's verb number is the more probable (the "
@@ -65,8 +69,8 @@ def main(argv: list[str] | None = None) -> None:
         "mirror's files, 0 attractors and Acc. on subj_agr_filtered with the verb's two forms, "
         "1-5 attractors on numpred.test.N by singular vs plural mass of the verb pairs, since "
         "those files do not give the verb). "
-        f"Tolerances: accuracy {args.accuracy_tolerance:g} (absolute), "
-        f"perplexity {args.ppl_tolerance:g} (relative). Sources of the paper's numbers: "
+        f"Tolerances: accuracy {tolerances['accuracy']:g} (absolute), "
+        f"perplexity {tolerances['ppl']:g} (relative). Sources of the paper's numbers: "
         "paper_numbers.csv; methods: docs/methods.md.",
         "",
         *agreement.table_lines(table),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from rnnrepro.reporting import syneval
+from rnnrepro.reporting.metrics import read_tolerances
 from rnnrepro.reporting.reference import load_reference
 
 
@@ -20,7 +21,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", nargs="*", default=[], help="syneval.csv files of the runs")
     parser.add_argument("--models", nargs="+", required=True, help="column order")
-    parser.add_argument("--tolerance", type=float, default=0.05, help="absolute, on accuracy")
+    parser.add_argument(
+        "--tolerances",
+        type=read_tolerances,
+        required=True,
+        help="JSON: metric kind -> tolerance (config.yaml reporting.tolerances)",
+    )
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--note", action="append", default=[], help="line under the title")
     parser.add_argument("--paper", required=True, help="paper key of paper_numbers.csv")
@@ -31,12 +37,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     results = syneval.read_results(args.results)
+    tolerance = args.tolerances["accuracy"]
     comparison = syneval.paper_comparison(
-        results, load_reference(args.paper, args.table), args.tolerance, args.scale
+        results, load_reference(args.paper, args.table), tolerance, args.scale
     )
     categories = syneval.side_by_side(results, args.models)
     notes = [
-        f"Tolerance for a match: accuracy {args.tolerance:g} (absolute).",
+        f"Tolerance for a match: accuracy {tolerance:g} (absolute).",
         "Accuracy: share of pairs whose grammatical sentence has the higher log-probability "
         "(words and a final '.', after <eos>); NPI triples compared three ways (G>I, I>U, G>U). "
         "Baseline = lstm; the paper's attention column is taken as the 5-cell model [A].",

@@ -32,7 +32,7 @@ from rnnrepro.reporting.baselines import (
     reference_lines,
     with_nats_readings,
 )
-from rnnrepro.reporting.metrics import collect_metrics
+from rnnrepro.reporting.metrics import collect_metrics, read_tolerances
 from rnnrepro.reporting.notes import resolved, setting_notes
 from rnnrepro.reporting.orderings import check_orderings, ordering_lines
 from rnnrepro.reporting.reference import load_reference
@@ -78,12 +78,12 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="history.csv files of the runs: adds a section on how they trained",
     )
-    parser.add_argument("--ppl-tolerance", type=float, default=0.01, help="relative")
-    parser.add_argument("--wcpa-tolerance", type=float, default=0.05, help="absolute")
-    parser.add_argument("--params-tolerance", type=float, default=0.05, help="relative")
-    parser.add_argument("--bpc-tolerance", type=float, default=0.01, help="relative")
-    parser.add_argument("--ce-tolerance", type=float, default=0.01, help="relative")
-    parser.add_argument("--bleu-tolerance", type=float, default=0.5, help="absolute")
+    parser.add_argument(
+        "--tolerances",
+        type=read_tolerances,
+        required=True,
+        help="JSON: metric kind -> tolerance (config.yaml reporting.tolerances)",
+    )
     parser.add_argument(
         "--note",
         action="append",
@@ -135,14 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.bpc_in_nats:
         reference = with_nats_readings(reference)
         args.note.append(NATS_NOTE)
-    tolerances = {
-        "ppl": args.ppl_tolerance,
-        "wcpa": args.wcpa_tolerance,
-        "params": args.params_tolerance,
-        "bpc": args.bpc_tolerance,
-        "ce": args.ce_tolerance,
-        "bleu": args.bleu_tolerance,
-    }
+    tolerances = args.tolerances
     if args.corpus:
         args.note.append(corpus_note(args.corpus[0], args.corpus[1:]))
     for setting, lines in args.setting_note:

@@ -22,7 +22,6 @@ from pathlib import Path
 import pandas as pd
 
 from rnnrepro.data import text
-from rnnrepro.data.batching import read_stream
 from rnnrepro.evaluation.ngram import START, KneserNey, Unigram, score
 from rnnrepro.fileio import write_csv_atomic
 
@@ -47,7 +46,8 @@ def sequences(path: Path, framing: str, index: dict[str, int]) -> tuple[list, in
     """The split's token-id sequences, each led by the start marker, and the first position of
     each that is scored (a stream is one sequence)."""
     if framing == "stream":
-        return [[START, *read_stream(path, index).tolist()]], 2
+        tokens = text.iter_token_file(path, empty_lines=True)
+        return [[START, *text.stream_ids(tokens, index, str(path))]], 2
     lines = text.encode(text.read_token_file(path), index, str(path))
     if framing == "eos":
         eos = index[text.EOS]

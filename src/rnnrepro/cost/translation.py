@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import config as cfg
+from rnnrepro import config as cfg
 
 # WMT'14 En-De's evaluation sets (sentences), major_minor Tables XI-XII: validation, then tests.
 EVAL_SENTENCES = {"newstest2013": 3000, "newstest2015": 2169, "newstest2016": 2999}
@@ -248,9 +248,10 @@ def _eval_flops(shape: NMTShape, sentences: int, lengths: Lengths) -> float:
     return sentences / VAL_BATCH * expected_batch_flops(shape, VAL_BATCH, lengths, train=False)
 
 
-def run_flops(config: dict, run: cfg.Run) -> TranslationFlops:
-    """The counted FLOPs of a translation run at the config's scale."""
-    settings = cfg.run_config(config, run.experiment, run.dataset, run.model, run.stage)
+def run_flops(config: dict, run: cfg.Run, settings: dict | None = None) -> TranslationFlops:
+    """The counted FLOPs of a translation run at the config's scale (``settings``: its resolved
+    ones, when the caller has them)."""
+    settings = settings or cfg.run_config(config, run.experiment, run.dataset, run.model, run.stage)
     if "translation" not in settings:
         raise ValueError(f"{run.path} is no translation run")
     data, training = settings["translation"], settings["training"]
@@ -283,11 +284,11 @@ def run_flops(config: dict, run: cfg.Run) -> TranslationFlops:
 
 
 def derived_rate(
-    epoch_times: dict[tuple[str, str, str], float], flops_table: str | Path
+    epoch_times: dict[tuple[str, str, str], float], flops_table: str | Path, experiment: str
 ) -> FlopRate | None:
-    """A device's sustained FLOP/s on the language models: the median over the runs of
-    ``benchmarks/flops.py``'s table (counted FLOPs per epoch) that ``epoch_times`` (keys of
-    ``cost.epoch_key``) has measured on that device; None without any."""
+    """A device's sustained FLOP/s on language models: the median over the runs of
+    ``benchmarks/flops.py``'s table of ``experiment``'s models (counted FLOPs per epoch) that
+    ``epoch_times`` (keys of ``cost.epoch_key``) has measured on that device; None without any."""
     path = Path(flops_table)
     if not path.is_file():
         return None
@@ -295,7 +296,7 @@ def derived_rate(
         rows = list(csv.DictReader(f))
     rates = []
     for r in rows:
-        seconds = epoch_times.get(("major_minor", cfg.family(r["dataset"]), r["model"]))
+        seconds = epoch_times.get((experiment, cfg.family(r["dataset"]), r["model"]))
         if seconds:
             rates.append(float(r["pflop_per_epoch"]) * 1e15 / seconds)
     if not rates:
