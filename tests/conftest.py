@@ -12,6 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # without it, PyTorch's deterministic mode (warn_only) lets cuBLAS reduce in any order, and a
 # resumed CUDA run need not repeat an uninterrupted one. No effect without CUDA.
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+# One intra-op thread in this process and the ones it starts (read when torch is imported):
+# the tests' tensors are tiny, and with the workers of ``-n auto`` or a training beside them
+# on 2 cores, each extra thread only waits at barriers (test_dynamic_eval_modes: 115 s with
+# 2 threads beside a training, 7 s with 1). Snakemake sets it per job from the rule's threads.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session")
@@ -28,14 +33,3 @@ def full_fp32():
     precision.full_fp32()
     yield
     precision.restore(saved)
-
-
-@pytest.fixture
-def one_thread():
-    """Tiny tensors: intra-op threads only add synchronisation (10x slower on a busy machine)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)

@@ -129,7 +129,7 @@ def _run(model: torch.nn.Module, architecture: str, device: str) -> list[torch.T
     ("dtype", "rtol", "atol"), [(torch.float64, 1e-9, 1e-11), (torch.float32, 2e-4, 1e-5)]
 )
 @pytest.mark.parametrize("name", MODELS)
-@pytest.mark.usefixtures("full_fp32", "one_thread")
+@pytest.mark.usefixtures("full_fp32")
 def test_forward_and_backward_on_cuda_equal_the_cpu(name, dtype, rtol, atol):
     ours = outputs_and_gradients(name, DEVICE, dtype)
     cpu = outputs_and_gradients(name, "cpu", dtype)

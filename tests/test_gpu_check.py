@@ -74,6 +74,7 @@ def run_check(tmp_path, budget: float, *options: str) -> tuple[float, Path]:
     return seconds, out
 
 
+@pytest.mark.timing
 def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
     data = tmp_path / "data"
     write_corpus(data / "ptb_stream", lines=200)
@@ -122,6 +123,7 @@ def test_the_check_runs_on_a_cpu_within_its_budget(tmp_path):
     assert "wikitext2" in set(skipped["dataset"])  # not prepared: listed, not measured
 
 
+@pytest.mark.timing
 def test_a_step_past_its_time_is_stopped_and_the_next_one_starts(tmp_path):
     """At paper size a CPU takes minutes for the cells and a translation batch: each step is
     killed at its deadline (one native backward pass cannot be interrupted from Python), says
@@ -165,6 +167,7 @@ def test_a_failing_step_is_one_error_row_and_the_next_step_starts(tmp_path):
     assert pd.read_csv(tmp_path / "tests.csv")["outcome"].tolist() == ["passed"]
 
 
+@pytest.mark.timing
 def test_the_paper_scale_training_is_its_own_call_within_its_budget(tmp_path):
     data = tmp_path / "data"
     write_corpus(data / "ptb_stream", lines=200)

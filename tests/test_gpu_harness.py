@@ -23,14 +23,14 @@ CPU = torch.device("cpu")
 
 
 @pytest.mark.parametrize("name", test_cuda.MODELS)
-def test_the_device_comparison_draws_nothing_from_the_global_generators(name, one_thread):
+def test_the_device_comparison_draws_nothing_from_the_global_generators(name):
     first = test_cuda.outputs_and_gradients(name, "cpu", torch.float64, global_seed=3)
     second = test_cuda.outputs_and_gradients(name, "cpu", torch.float64, global_seed=5)
     for a, b in zip(first, second, strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
-def test_the_discrete_stack_samples_in_training_so_its_draws_must_be_shared(one_thread):
+def test_the_discrete_stack_samples_in_training_so_its_draws_must_be_shared():
     """Without ``cpu_draws`` the stack's actions follow the global seed: the test above has
     something to catch."""
     architecture, hparams = test_cuda.MODELS["memory_lstm_discrete_stack"]
@@ -45,7 +45,7 @@ def test_the_discrete_stack_samples_in_training_so_its_draws_must_be_shared(one_
 
 
 @pytest.mark.parametrize("name", test_cuda_graphs.MODELS)
-def test_the_graphed_models_train_and_draw_nothing(name, one_thread):
+def test_the_graphed_models_train_and_draw_nothing(name):
     model = test_cuda_graphs.graph_model(name, CPU)
     assert model.training  # cuDNN has no RNN backward pass in eval mode
     tokens = torch.randint(0, len(test_cuda_graphs.SIZE["vocab"]), (7, 4))

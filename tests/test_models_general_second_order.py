@@ -19,9 +19,6 @@ VOCAB = [f"c{i}" for i in range(9)]
 V = len(VOCAB)
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (conftest.one_thread)
-
-
 def tokens(T: int = 6, B: int = 3) -> torch.Tensor:
     return torch.randint(V, (T, B), generator=torch.Generator().manual_seed(1))
 

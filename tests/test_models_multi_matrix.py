@@ -15,9 +15,6 @@ from rnnrepro.models.multiplicative import MultiplicativeRecurrence
 VOCAB = [f"w{i}" for i in range(11)]
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (conftest.one_thread)
-
-
 LM_CONFIGS = [
     ("rnn", {"num_layers": 2}),
     ("mrnn", {}),
