@@ -11,11 +11,11 @@ localrule train:
     jobid: 2
     wildcards: experiment=memory, dataset=ptb_stream, model=lstm_650, seed=1, trialdir=/trial1
 [Fri Nov 27 13:21:50 2026]
-localrule ngram_reference:
+localrule ngram_baselines:
     jobid: 5
     wildcards: dataset=ptb_stream
 [Fri Nov 27 13:21:52 2026]
-Finished jobid: 5 (Rule: ngram_reference)
+Finished jobid: 5 (Rule: ngram_baselines)
 [Fri Nov 27 13:22:10 2026]
 localrule evaluate_text:
     jobid: 7
@@ -36,7 +36,7 @@ def test_jobs_are_paired_and_an_unfinished_one_runs_to_the_logs_end(tmp_path):
     jobs = {row["rule"]: row for row in load_benchmark("job_times").jobs_of_log(log)}
     assert (jobs["train"]["seconds"], jobs["train"]["finished"]) == (120, True)
     assert jobs["train"]["experiment"] == "memory"
-    assert (jobs["ngram_reference"]["seconds"], jobs["ngram_reference"]["experiment"]) == (
+    assert (jobs["ngram_baselines"]["seconds"], jobs["ngram_baselines"]["experiment"]) == (
         2,
         "(shared)",
     )

@@ -20,7 +20,7 @@ from rnnrepro.models.awd import (
     locked_dropout,
 )
 from rnnrepro.models.base import embedding_dropout
-from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.paper_numbers import load_paper_numbers
 
 VOCAB = [f"w{i}" for i in range(50)]
 
@@ -217,7 +217,7 @@ EXPLAINED = {
 
 def study_counts() -> list[tuple]:
     config = {**base_config(), "scale": "paper"}
-    rows = load_reference("major_minor", ["Table VIII", "Table IX", "Table X", "Section V-C"])
+    rows = load_paper_numbers("major_minor", ["Table VIII", "Table IX", "Table X", "Section V-C"])
     rows = rows[rows["metric"] == "params_total"]
     out = []
     for _, row in rows.iterrows():

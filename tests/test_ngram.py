@@ -1,4 +1,4 @@
-"""N-gram references: the Kneser-Ney model, the reference script's conventions and the rows and
+"""N-gram baselines: the Kneser-Ney model, the n-gram script's conventions and the rows and
 section they add to a text table."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import pytest
 from pipeline_utils import TOLERANCES
 
 from rnnrepro.evaluation.ngram import START, KneserNey, Unigram, score
-from rnnrepro.reporting.baselines import read_references, reference_lines, with_nats_readings
+from rnnrepro.reporting.baselines import ngram_lines, read_ngram, with_nats_readings
 from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.reporting.tables import build_table
-from rnnrepro.scripts import ngram_reference
+from rnnrepro.scripts import ngram_baselines
 
 
-def reference_script(*argv: object) -> None:
-    ngram_reference.main([str(arg) for arg in argv])
+def ngram_script(*argv: object) -> None:
+    ngram_baselines.main([str(arg) for arg in argv])
 
 
 def random_corpus(vocab_size: int = 6, lines: int = 200, seed: int = 0) -> list[list[int]]:
@@ -88,35 +88,35 @@ def word_data(tmp_path):
 
 def test_script_scores_the_runs_tokens(tmp_path, word_data):
     out = tmp_path / "eos.csv"
-    reference_script("--data", word_data, "--framing", "eos", "--order", "3", "--out", out)
-    rows = pd.read_csv(out).set_index(["reference", "split"])
+    ngram_script("--data", word_data, "--framing", "eos", "--order", "3", "--out", out)
+    rows = pd.read_csv(out).set_index(["model", "split"])
     assert rows.loc[("kn3", "val"), "tokens"] == 4 + 3  # x_1..x_n <eos> of each line
     assert rows.loc[("kn3", "test"), "tokens"] == 3 + 5
     assert rows.loc[("kn3", "val"), "ppl"] < rows.loc[("unigram", "val"), "ppl"]
     assert rows.loc[("kn3", "test"), "chars"] == 8  # one character per word here
     none = tmp_path / "none.csv"
-    reference_script("--data", word_data, "--framing", "none", "--order", "3", "--out", none)
-    none_rows = pd.read_csv(none).set_index(["reference", "split"])
+    ngram_script("--data", word_data, "--framing", "none", "--order", "3", "--out", none)
+    none_rows = pd.read_csv(none).set_index(["model", "split"])
     assert none_rows.loc[("kn3", "test"), "tokens"] == 1 + 3  # characters 2..n of each line
     stream = tmp_path / "stream.csv"
-    reference_script(
+    ngram_script(
         *("--data", word_data, "--framing", "stream", "--order", "3"),
         *("--eval-tokens", "0", "5", "--out", stream),
     )
-    rows = pd.read_csv(stream).set_index(["reference", "split", "eval_tokens"])
+    rows = pd.read_csv(stream).set_index(["model", "split", "eval_tokens"])
     assert rows.loc[("kn3", "test", 0), "tokens"] == 8 - 1  # every token after the first
     assert rows.loc[("kn3", "test", 5), "tokens"] == 5 - 1
 
 
 def test_script_fits_only_the_unigram_above_the_limit(tmp_path, word_data):
     out = tmp_path / "big.csv"
-    reference_script(
+    ngram_script(
         *("--data", word_data, "--framing", "eos", "--order", "5"),
         *("--max-train-tokens", "50", "--out", out),
     )
-    rows = pd.read_csv(out).set_index(["reference", "split"])
+    rows = pd.read_csv(out).set_index(["model", "split"])
     assert math.isnan(rows.loc[("kn5", "test"), "ppl"])
-    assert "references.max_train_tokens = 50" in rows.loc[("kn5", "test"), "note"]
+    assert "ngram.max_train_tokens = 50" in rows.loc[("kn5", "test"), "note"]
     assert rows.loc[("unigram", "test"), "ppl"] > 1
 
 
@@ -144,8 +144,8 @@ def metrics_file(tmp_path, model: str, ppl: float, eval_tokens: int | None):
     return path
 
 
-def test_table_rows_compare_with_the_references_on_the_same_tokens(tmp_path):
-    references = tmp_path / "ptb_stream.csv"
+def test_table_rows_compare_with_the_ngram_baselines_on_the_same_tokens(tmp_path):
+    scores = tmp_path / "ptb_stream.csv"
     rows = [
         ("unigram", "test", 0, 700.0),
         ("kn5", "test", 0, 150.0),
@@ -156,7 +156,7 @@ def test_table_rows_compare_with_the_references_on_the_same_tokens(tmp_path):
         [
             {
                 "dataset": "ptb_stream",
-                "reference": name,
+                "model": name,
                 "order": 5,
                 "split": split,
                 "eval_tokens": tokens,
@@ -167,8 +167,8 @@ def test_table_rows_compare_with_the_references_on_the_same_tokens(tmp_path):
             }
             for name, split, tokens, ppl in rows
         ]
-    ).to_csv(references, index=False)
-    refs = read_references([references])
+    ).to_csv(scores, index=False)
+    refs = read_ngram([scores])
     runs = collect_metrics(
         [
             metrics_file(tmp_path, "lstm_650", 200.0, None),  # whole split: 150 < 200 < 700
@@ -183,14 +183,14 @@ def test_table_rows_compare_with_the_references_on_the_same_tokens(tmp_path):
             for m in ("lstm_650", "attention_1", "multipop_stack", "discrete_stack")
         ]
     )
-    table = build_table(paper, runs, {}, TOLERANCES, references=refs).set_index("model")
+    table = build_table(paper, runs, {}, TOLERANCES, ngram_scores=refs).set_index("model")
     assert table.loc["lstm_650", "n-gram"] == 150.0
     assert table.loc["lstm_650", "verdict"] == "cpu-scale differs; no better than the n-gram"
     assert table.loc["attention_1", ["unigram", "n-gram"]].tolist() == [650.0, 300.0]
     assert table.loc["attention_1", "verdict"] == "cpu-scale differs"
     assert table.loc["multipop_stack", "verdict"].endswith("no better than the unigram")
     assert table.loc["discrete_stack", "n-gram"] == 150.0  # no run: the whole split
-    section = "\n".join(reference_lines(refs))
+    section = "\n".join(ngram_lines(refs))
     assert "| ptb_stream | kn5 | 1000 | first 4000 | ppl |  | 300 |" in section
 
 

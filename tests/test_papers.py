@@ -15,7 +15,7 @@ from pipeline_utils import ROOT, base_config
 from rnnrepro import config as cfg
 from rnnrepro import makers, papers
 from rnnrepro.reporting.figures import FIGURES
-from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.paper_numbers import load_paper_numbers
 
 
 def smoke() -> dict:
@@ -31,7 +31,7 @@ def test_every_output_is_declared_once_with_a_maker_a_caption_and_paper_numbers(
         if output.maker == "figure":
             assert output.kind in FIGURES, output.name
         if output.labels:  # the numbers it is compared with exist
-            assert not load_reference(output.paper, list(output.labels)).empty, output.name
+            assert not load_paper_numbers(output.paper, list(output.labels)).empty, output.name
     assert [o.paper for o in papers.catalogue("memory")] == ["memory"] * 5
 
 

@@ -75,7 +75,7 @@ def test_each_trial_is_a_job_and_table1_shows_the_chosen_settings(memory_run):
     section = markdown.split("## Random search")[1].split("\n## ")[0]
     assert section.count("| wikitext2 |") == len(MODELS)
     assert "| trials | diverged | chosen | lr | weight_decay | val_ppl |" in section
-    assert "## N-gram references on the same data" in markdown and "| wikitext2 | kn5 |" in markdown
+    assert "## N-gram baselines on the same data" in markdown and "| wikitext2 | kn5 |" in markdown
 
 
 def test_table2_names_the_substitute_corpus_and_scores_every_item(memory_run):

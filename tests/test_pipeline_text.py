@@ -80,10 +80,10 @@ def test_ptb_tables_hold_runs_and_paper_numbers(text_run):
     assert set(ran["dataset"]) == {"ptb_char", "ptb_word"}
     assert (ran["n_seeds"] == 1).all() and ran["paper"].notna().all()
     assert ran["mean"].between(0.5, 12).all()  # bits per char / nats per word, near uniform
-    # the n-gram references of the same data sit beside every text row, and under the table
+    # the n-gram baselines of the same data sit beside every text row, and under the table
     assert ran["unigram"].notna().all() and ran["n-gram"].notna().all()
     markdown = (workdir / "results/tables/multi_matrix_table2_ptb.md").read_text()
-    assert "## N-gram references on the same data" in markdown and "| ptb_char | kn8 |" in markdown
+    assert "## N-gram baselines on the same data" in markdown and "| ptb_char | kn8 |" in markdown
     assert set(table.loc[~table["model"].isin(MULTI_MATRIX_MODELS), "verdict"]) == {
         "not run at smoke scale"
     }

@@ -28,7 +28,7 @@ from rnnrepro.reporting.analysis import (
 from rnnrepro.reporting.figures import FIGURES, read_runs
 from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.reporting.orderings import check_orderings
-from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.paper_numbers import load_paper_numbers
 from rnnrepro.reporting.run_lines import describe_kept, describe_readings
 from rnnrepro.reporting.tables import build_table, write_table
 
@@ -82,7 +82,7 @@ def reference(*rows: tuple) -> pd.DataFrame:
 
 
 def test_reference_has_table1_numbers():
-    t1 = load_reference("second_order_lstm", "Table 1")
+    t1 = load_paper_numbers("second_order_lstm", "Table 1")
     assert len(t1) == 30
     row = t1[(t1.dataset == "dyck_m4") & (t1.model == "lstm") & (t1.metric == "test_ppl")]
     assert row["value"].item() == pytest.approx(2.393)
@@ -90,7 +90,7 @@ def test_reference_has_table1_numbers():
     assert m8.loc["test_wcpa", "value"] == pytest.approx(0.667)
     assert m8.loc["params", "value"] == 8600
     assert t1["source"].str.startswith("second_order_lstm, Table 1").all()
-    multi_matrix = load_reference("multi_matrix")
+    multi_matrix = load_paper_numbers("multi_matrix")
     assert set(multi_matrix["comparison"]) == {"=", "<", "<="}
     assert (
         multi_matrix.query("metric == 'test_wcpa' and model == 'dyck_rnn'")["value"] == 1.0
@@ -436,7 +436,7 @@ def write_general_second_order_outputs(metrics_path: Path, shift: float = 0.0) -
 
 
 def test_reference_has_ptb_numbers():
-    t2 = load_reference("multi_matrix", "Table 2")
+    t2 = load_paper_numbers("multi_matrix", "Table 2")
     char = t2[t2.dataset == "ptb_char"].set_index(["model", "metric"])["value"]
     word = t2[t2.dataset == "ptb_word"].set_index(["model", "metric"])["value"]
     assert len(char) == 20 and len(word) == 12
@@ -452,16 +452,16 @@ def test_reference_has_ptb_numbers():
         "lstm_2l",
         "mmlstm_2l",
     }
-    t1 = load_reference("multi_matrix", "Table 1")
+    t1 = load_paper_numbers("multi_matrix", "Table 1")
     ptb1 = t1[t1.dataset.str.startswith("ptb")].set_index(["dataset", "model", "metric"])
     assert len(ptb1) == 32
     assert ptb1.loc[("ptb_char", "mmlstm_2l", "train_minutes"), "value"] == 252
     assert ptb1.loc[("ptb_word", "mmlstm_2l", "epochs"), "value"] == 50
-    t3 = load_reference("multi_matrix", "Table 3")
+    t3 = load_paper_numbers("multi_matrix", "Table 3")
     assert len(t3) == 24 and set(t3.dataset) == {f"ptb_char_cut{c}" for c in (25, 50, 75)}
     cut = t3[t3.metric == "test_bpc"].set_index(["dataset", "model"])["value"]
     assert cut["ptb_char_cut50", "mmlstm_2l"] == pytest.approx(1.411)
-    s3 = load_reference("general_second_order", ["Table 1", "Section 4.1"])
+    s3 = load_paper_numbers("general_second_order", ["Table 1", "Section 4.1"])
     assert len(s3) == 20 and set(s3.dataset) == {"ptb_lines_unigram"}
     bpc = s3[s3.metric == "test_bpc"].set_index("model")["value"]
     assert bpc["so_tanh"] == pytest.approx(1.12) and bpc["so_e_id"] == pytest.approx(1.23)
@@ -472,7 +472,7 @@ def test_reference_has_ptb_numbers():
         ("multi_matrix", "Table 3"),
         ("general_second_order", "Table 1"),
     ):
-        rows = load_reference(paper, table)
+        rows = load_paper_numbers(paper, table)
         assert rows["source"].str.startswith(f"{paper}, {table}").all()
 
 
@@ -491,7 +491,7 @@ def test_bpc_ce_verdicts_and_dyck_metrics_mix(tmp_path):
     runs = collect_metrics(paths)
     assert runs["test_bpc"].isna().tolist() == [False] * 3 + [True] * 2 + [False, True]
     assert runs["test_ce"].notna().sum() == 2 and runs.loc[6, "test_ppl"] == 2.4
-    ref = load_reference("multi_matrix", "Table 2")
+    ref = load_paper_numbers("multi_matrix", "Table 2")
     ref = ref[ref.model.isin(["lstm", "mmlstm", "rnn"])].reset_index(drop=True)
     table = build_table(ref, runs, {}, TOLERANCES).set_index(["dataset", "model", "metric"])
     assert table.loc[("ptb_char", "lstm", "test_bpc"), "verdict"] == "match"  # +0.3 %
@@ -534,7 +534,7 @@ def test_family_rows_aggregate_folds_and_seeds(tmp_path):
     runs = collect_metrics(paths)
     assert runs["family"].tolist()[:2] == ["ptb_lines_unigram"] * 2
     assert runs["fold"].tolist()[:3] == [1, 1, 2]
-    ref = load_reference("general_second_order", "Table 1")
+    ref = load_paper_numbers("general_second_order", "Table 1")
     table = build_table(ref, runs, {}, TOLERANCES).set_index("model")
     row = table.loc["so_tanh"]
     expected = list(values.values())
@@ -608,7 +608,7 @@ def test_orderings_hold_on_the_papers_numbers():
     }
     for output in declared:
         table = build_table(
-            load_reference(output.paper, list(output.labels)), pd.DataFrame(), {}, TOLERANCES
+            load_paper_numbers(output.paper, list(output.labels)), pd.DataFrame(), {}, TOLERANCES
         )
         checked = check_orderings(output.orderings, table)
         assert checked["ordering"].tolist() == [o.name for o in output.orderings]
@@ -622,7 +622,7 @@ def test_orderings_hold_on_the_papers_numbers():
 def test_orderings_on_reproduced_means(tmp_path):
     """Margins and verdicts from the runs' means; a reduced scale is named; a reversed or
     unknown ordering is an error."""
-    reference = load_reference("general_second_order", "Table 1")
+    reference = load_paper_numbers("general_second_order", "Table 1")
     bpc = dict(zip(reference["model"], reference["value"], strict=True))
     bpc["first_order_rnn"] = 1.0  # better than every second-order model: two orderings fail
     paths = [
@@ -655,7 +655,7 @@ def test_orderings_on_reproduced_means(tmp_path):
 
 def paper_means(paper: str, label: str) -> pd.DataFrame:
     """A ``build_table`` result whose reproduced means are the paper's numbers (2 runs each)."""
-    table = build_table(load_reference(paper, label), pd.DataFrame(), {}, TOLERANCES)
+    table = build_table(load_paper_numbers(paper, label), pd.DataFrame(), {}, TOLERANCES)
     return table.assign(mean=table["paper"], n_seeds=2)
 
 
@@ -741,7 +741,7 @@ def test_orderings_across_stages():
 def test_make_table_states_the_orderings_of_every_stage(tmp_path):
     """make_table on staged runs (metrics.json with a stage): the orderings section checks each
     (model, stage) row's mean."""
-    reference = load_reference("major_minor", "Table II")
+    reference = load_paper_numbers("major_minor", "Table II")
     reference = reference[reference["metric"] == "test_ppl"]
     paths = []
     for model, stage, ppl in reference[["model", "stage", "value"]].itertuples(index=False):
@@ -887,7 +887,7 @@ def test_best_run_selection_for_position_loss_and_examples(tmp_path):
 
 
 def test_reference_has_the_memory_papers_table1():
-    t1 = load_reference("memory", "Table 1")
+    t1 = load_paper_numbers("memory", "Table 1")
     assert len(t1) == 10 * 2 * 3  # 10 models x (PTB, WikiText-2) x (dev, test, params)
     values = t1.set_index(["dataset", "model", "metric"])["value"]
     assert values["ptb_stream", "multipop_stack", "test_ppl"] == pytest.approx(63.5)

@@ -23,7 +23,7 @@ from rnnrepro.reporting.configs import config_table
 from rnnrepro.reporting.metrics import METRIC_KIND, collect_metrics
 from rnnrepro.reporting.notes import scale_notes
 from rnnrepro.reporting.orderings import check_orderings
-from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.paper_numbers import load_paper_numbers
 from rnnrepro.reporting.tables import build_table
 
 PAPER = {  # Table XII: (newstest2015 ppl, BLEU), (newstest2016 ppl, BLEU)
@@ -106,7 +106,7 @@ def test_collect_metrics_makes_a_column_of_each_test_sets_metric(tmp_path):
 
 
 def test_table12_compares_every_printed_number_bleu_within_an_absolute_tolerance(tmp_path):
-    reference = load_reference("major_minor", "Table XII")
+    reference = load_paper_numbers("major_minor", "Table XII")
     assert len(reference) == 2 * 7  # params and, per test set, ppl and two BLEU readings
     assert set(reference["dataset"]) == {"wmt14_de_en"}
     lstm = ((6.83, 29.36 + 0.45), (5.39, 33.38 - 0.55))  # BLEU just inside, just outside
@@ -136,7 +136,7 @@ def test_table12_compares_every_printed_number_bleu_within_an_absolute_tolerance
 def test_the_trivial_translators_stand_beside_the_runs_numbers(tmp_path):
     """The unigram of the training targets beside each perplexity and the copied source beside
     each BLEU, from the runs' own scores, and a verdict that says when a run does not beat them."""
-    reference = load_reference("major_minor", "Table XII")
+    reference = load_paper_numbers("major_minor", "Table XII")
     paths = []
     for model, bleu in (("nmt_lstm", 3.0), ("nmt_mmlstm", 40.0)):
         path = write_translation(tmp_path, model, ((6.0, bleu), (5.0, bleu)), scale="paper")
@@ -171,7 +171,9 @@ def test_the_bleu_orderings_are_higher_is_better():
         for bleu in ("bleu", "bleu_tokenized")
     }
     assert all(not o.higher_is_better for o in NMT_ORDERINGS if o.metric.endswith("_ppl"))
-    paper = build_table(load_reference("major_minor", "Table XII"), pd.DataFrame(), {}, TOLERANCES)
+    paper = build_table(
+        load_paper_numbers("major_minor", "Table XII"), pd.DataFrame(), {}, TOLERANCES
+    )
     table = paper.assign(mean=paper["paper"], n_seeds=1)
     bleu = table["metric"] == "newstest2016_bleu"
     table.loc[bleu & (table["model"] == "nmt_mmlstm"), "mean"] = 33.0  # the baseline: 33.38
@@ -209,7 +211,7 @@ def table11_settings(scale: str, dropout: float | None = None) -> tuple[pd.DataF
     if dropout is not None:
         config["experiments"]["major_minor"]["models"]["nmt_mmlstm"]["hparams"]["dropout"] = dropout
     output = papers.outputs()["major_minor_table11"]
-    return load_reference("major_minor", "Table XI"), json.loads(
+    return load_paper_numbers("major_minor", "Table XI"), json.loads(
         config_settings(output, scale, config)
     )
 

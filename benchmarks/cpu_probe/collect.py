@@ -1,12 +1,12 @@
-"""Gather the validation curves of probe or variant runs beside their data's n-gram references.
+"""Gather the validation curves of probe or variant runs beside their data's n-gram baselines.
 
     python benchmarks/cpu_probe/collect.py runs/probe_* --out benchmarks/results/cpu_probe.csv
     python benchmarks/cpu_probe/collect.py runs/variant_lr runs/variant_binit \
-        benchmarks/results/fold1 --references benchmarks/results/references_paper --out ...
+        benchmarks/results/fold1 --ngram benchmarks/results/ngram_paper --out ...
 
 One row per directory, run and epoch: the validation perplexity (words) or BPC (characters),
 the epoch's seconds, and the unigram and Kneser-Ney validation values of the same dataset (whole
-split) from ``<references>/<dataset>.csv`` (default: the directory's ``results/references``).
+split) from ``<ngram>/<dataset>.csv`` (default: the directory's ``results/ngram``).
 A run's last row also carries its test value and why it stopped (its ``metrics.json``).
 """
 
@@ -19,18 +19,18 @@ from pathlib import Path
 import pandas as pd
 
 
-def curves(probe: Path, references_dir: Path | None = None) -> pd.DataFrame:
-    """Every history.csv under a directory, with its references' validation values."""
+def curves(probe: Path, ngram_dir: Path | None = None) -> pd.DataFrame:
+    """Every history.csv under a directory, with its ngram' validation values."""
     frames = []
-    references_dir = references_dir or probe / "results/references"
+    ngram_dir = ngram_dir or probe / "results/ngram"
     for path in sorted(probe.glob("**/history.csv")):
         history = pd.read_csv(path)
         dataset = history["dataset"].iloc[0]
         metric = "val_bpc" if history["val_bpc"].notna().any() else "val_ppl"
-        references = pd.read_csv(references_dir / f"{dataset}.csv")
-        references = references[(references["split"] == "val") & (references["eval_tokens"] == 0)]
+        ngram = pd.read_csv(ngram_dir / f"{dataset}.csv")
+        ngram = ngram[(ngram["split"] == "val") & (ngram["eval_tokens"] == 0)]
         column = metric.removeprefix("val_")
-        values = dict(zip(references["reference"], references[column], strict=True))
+        values = dict(zip(ngram["model"], ngram[column], strict=True))
         ngram = next(v for k, v in values.items() if k != "unigram")
         test, stopped = float("nan"), ""
         if (path.parent / "metrics.json").is_file():
@@ -54,10 +54,10 @@ def curves(probe: Path, references_dir: Path | None = None) -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("probes", nargs="+", type=Path, help="run directories")
-    parser.add_argument("--references", type=Path, help="a directory of <dataset>.csv references")
+    parser.add_argument("--ngram", type=Path, help="a directory of <dataset>.csv ngram")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    table = pd.concat([curves(p, args.references) for p in args.probes], ignore_index=True)
+    table = pd.concat([curves(p, args.ngram) for p in args.probes], ignore_index=True)
     columns = ["probe", "experiment", "dataset", "model", "epoch", "metric", "value"]
     extra = ["test", "stopped_because"]
     table = table[[*columns, "unigram", "ngram", "beats_ngram", "seconds", *extra]]

@@ -98,7 +98,7 @@ def compare_options(output: Output, config: dict, files: Files) -> list[str]:
 
 
 def compare_inputs(output: Output, config: dict) -> dict[str, list[str]]:
-    """The generator floors of a Dyck table, the n-gram references of a text table."""
+    """The generator floors of a Dyck table, the n-gram baselines of a text table."""
     inputs = {}
     if output.track == "dyck":
         inputs["floors"] = [
@@ -107,7 +107,7 @@ def compare_inputs(output: Output, config: dict) -> dict[str, list[str]]:
     runs = output.select(config)
     text = dict.fromkeys(r.dataset for r in runs if names.family(r.dataset) in cfg.TEXT_FAMILIES)
     if text:
-        inputs["references"] = [f"results/references/{d}.csv" for d in text]
+        inputs["ngram"] = [f"results/ngram/{d}.csv" for d in text]
     return inputs
 
 

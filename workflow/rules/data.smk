@@ -1,5 +1,5 @@
 # Data: generated m-bounded Dyck-k languages and their generator floors, the downloaded corpora
-# and the datasets prepared from them, and the n-gram references (input functions:
+# and the datasets prepared from them, and the n-gram baselines (input functions:
 # functions/data.smk).
 
 
@@ -119,25 +119,25 @@ rule stream_text:
         ' --out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
-# The n-gram references under a text table: fit on the dataset's training split, scored on its
+# The n-gram baselines under a text table: fit on the dataset's training split, scored on its
 # validation and test tokens as the runs score them.
-rule ngram_reference:
+rule ngram_baselines:
     input:
         train="results/data/{dataset}/train.txt",
         val="results/data/{dataset}/val.txt",
         test="results/data/{dataset}/test.txt",
         vocab="results/data/{dataset}/vocab.txt",
     output:
-        "results/references/{dataset}.csv",
+        "results/ngram/{dataset}.csv",
     log:
-        "results/logs/references/{dataset}.log",
+        "results/logs/ngram/{dataset}.log",
     conda:
         "../../envs/rnnrepro.yaml"
     params:
-        options=reference_options,
-        code=script_code("ngram_reference"),
+        options=ngram_options,
+        code=script_code("ngram_baselines"),
     shell:
-        "python -m rnnrepro.scripts.ngram_reference {params.options}"
+        "python -m rnnrepro.scripts.ngram_baselines {params.options}"
         ' --data "$(dirname {input.train:q})" --out {output:q} > {log:q} 2>&1'
 
 

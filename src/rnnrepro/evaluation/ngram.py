@@ -1,4 +1,4 @@
-"""N-gram reference language models: what a model that learnt only local statistics scores.
+"""N-gram baseline language models: what a model that learnt only local statistics scores.
 
 Two models are fit on a run's own training data and scored on the same tokens as the runs:
 

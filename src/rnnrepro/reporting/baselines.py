@@ -1,5 +1,5 @@
 """What trivial models score on a table's data, under its rows: the unigram and n-gram
-baselines of a text table (``results/references/``), a translation run's own unigram and
+baselines of a text table (``results/ngram/``), a translation run's own unigram and
 copied source, and the nats reading of a "BPC" paper number."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from rnnrepro.reporting.markdown import section
 from rnnrepro.reporting.metrics import DECIMALS, TEXT_METRICS
 
 
-def read_references(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """The n-gram references of ``results/references/{dataset}.csv`` files, in one frame
+def read_ngram(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The n-gram baselines of ``results/ngram/{dataset}.csv`` files, in one frame
     (``eval_tokens`` 0 where a whole split was scored)."""
     frames = [pd.read_csv(path) for path in paths]
     if not frames:
-        return pd.DataFrame(columns=["dataset", "reference", "split", "eval_tokens"])
+        return pd.DataFrame(columns=["dataset", "model", "split", "eval_tokens"])
     out = pd.concat(frames, ignore_index=True)
     return out.assign(
         eval_tokens=out["eval_tokens"].fillna(0).astype(int),
@@ -28,20 +28,20 @@ def read_references(paths: Iterable[str | Path]) -> pd.DataFrame:
     )
 
 
-# a table metric's unit (``test_ppl`` -> ``ppl``) -> the references' column holding it
-REFERENCE_COLUMNS = {"ppl": "ppl", "bpc": "bpc", "ce": "loss", "npc": "npc"}
+# a table metric's unit (``test_ppl`` -> ``ppl``) -> the n-gram scores' column holding it
+NGRAM_COLUMNS = {"ppl": "ppl", "bpc": "bpc", "ce": "loss", "npc": "npc"}
 
 
-def reference_values(
-    references: pd.DataFrame, runs: pd.DataFrame, dataset: str, metric: str
+def ngram_values(
+    scores: pd.DataFrame, runs: pd.DataFrame, dataset: str, metric: str
 ) -> tuple[float, float]:
     """The unigram and n-gram values of ``metric`` on the tokens the ``runs`` were scored on
     (their datasets and evaluated-token caps; the mean where they differ, e.g. over folds), or
     on the whole splits of ``dataset`` or its folds when no run matched; NaN when there is no
-    such reference."""
+    such baseline."""
     split, _, unit = metric.partition("_")
-    column = REFERENCE_COLUMNS.get(unit)
-    if references.empty or column is None or split not in ("val", "test"):
+    column = NGRAM_COLUMNS.get(unit)
+    if scores.empty or column is None or split not in ("val", "test"):
         return math.nan, math.nan
     if len(runs):
         tokens = runs["eval_tokens"] if "eval_tokens" in runs else [0] * len(runs)
@@ -49,21 +49,21 @@ def reference_values(
     else:
         keys = {
             (d, 0)
-            for d in references["dataset"].unique()
+            for d in scores["dataset"].unique()
             if names.parse(d).unfolded == dataset or d == dataset
         }
-    rows = references[references["split"] == split]
+    rows = scores[scores["split"] == split]
     rows = rows[[key in keys for key in zip(rows["dataset"], rows["eval_tokens"], strict=True)]]
-    unigram = rows["reference"] == "unigram"
+    unigram = rows["model"] == "unigram"
     return rows.loc[unigram, column].mean(), rows.loc[~unigram, column].mean()
 
 
-def with_nats_readings(reference: pd.DataFrame) -> pd.DataFrame:
-    """``reference`` with each bits-per-character row followed by the same paper number read as
-    nats per character (metric ``<split>_npc``), for a paper whose "BPC" may be either."""
-    bpc = reference["metric"].str.endswith("_bpc")
-    nats = reference[bpc].assign(metric=reference.loc[bpc, "metric"].str.replace("_bpc", "_npc"))
-    out = pd.concat([reference, nats.set_axis(nats.index + 0.5)]).sort_index(kind="stable")
+def with_nats_readings(paper: pd.DataFrame) -> pd.DataFrame:
+    """``paper`` (paper numbers) with each bits-per-character row followed by the same number
+    read as nats per character (metric ``<split>_npc``), for a paper whose "BPC" may be either."""
+    bpc = paper["metric"].str.endswith("_bpc")
+    nats = paper[bpc].assign(metric=paper.loc[bpc, "metric"].str.replace("_bpc", "_npc"))
+    out = pd.concat([paper, nats.set_axis(nats.index + 0.5)]).sort_index(kind="stable")
     return out.reset_index(drop=True)
 
 
@@ -74,20 +74,20 @@ NATS_NOTE = (
 )
 
 
-# The trivial references a translation run scores itself (its metrics' ``<test set>_<key>``): a
+# The trivial baselines a translation run scores itself (its metrics' ``<test set>_<key>``): a
 # metric's suffix -> the table column and the runs' column suffix; the longest suffix first.
-OWN_REFERENCES = {
+OWN_BASELINES = {
     "_bleu_tokenized": ("copy", "_copy_bleu_tokenized"),
     "_bleu": ("copy", "_copy_bleu"),
     "_ppl": ("unigram", "_unigram_ppl"),
 }
 
 
-def own_reference(runs: pd.DataFrame, metric: str) -> tuple[str | None, float]:
-    """The table column and the mean value of the trivial reference the ``runs`` scored beside
+def own_baseline(runs: pd.DataFrame, metric: str) -> tuple[str | None, float]:
+    """The table column and the mean value of the trivial baseline the ``runs`` scored beside
     ``metric`` (``newstest2015_ppl`` -> the unigram's ``newstest2015_unigram_ppl``; a BLEU ->
     the copied source's); (None, NaN) when they scored none."""
-    for suffix, (column, own) in OWN_REFERENCES.items():
+    for suffix, (column, own) in OWN_BASELINES.items():
         if metric.endswith(suffix):
             name = metric.removesuffix(suffix) + own
             if name in runs and runs[name].notna().any():
@@ -96,8 +96,8 @@ def own_reference(runs: pd.DataFrame, metric: str) -> tuple[str | None, float]:
     return None, math.nan
 
 
-def reference_verdict(mean: float, unigram: float, ngram: float) -> str:
-    """The suffix of a verdict whose reproduced mean does not beat a reference ("" if it does,
+def baseline_verdict(mean: float, unigram: float, ngram: float) -> str:
+    """The suffix of a verdict whose reproduced mean does not beat a baseline ("" if it does,
     or if there is none)."""
     if mean >= unigram:
         return "; no better than the unigram"
@@ -106,34 +106,34 @@ def reference_verdict(mean: float, unigram: float, ngram: float) -> str:
     return ""
 
 
-def reference_lines(references: pd.DataFrame) -> list[str]:
-    """Markdown section under a text table: the n-gram references of its datasets."""
-    if references.empty:
+def ngram_lines(scores: pd.DataFrame) -> list[str]:
+    """Markdown section under a text table: the n-gram baselines of its datasets."""
+    if scores.empty:
         return []
     rows = []
-    keys = ["dataset", "reference", "eval_tokens"]
-    for (dataset, reference, eval_tokens), group in references.groupby(keys, sort=False):
+    keys = ["dataset", "model", "eval_tokens"]
+    for (dataset, model, eval_tokens), group in scores.groupby(keys, sort=False):
         kind = TEXT_METRICS[names.family(dataset)]
         by_split = group.set_index("split")
         row = {
             "dataset": dataset,
-            "model": reference,
+            "model": model,
             "training tokens": int(group["train_tokens"].iloc[0]),
             "evaluated tokens": "all" if not eval_tokens else f"first {eval_tokens}",
             "metric": kind,
         }
         for split in ("val", "test"):
-            value = by_split[REFERENCE_COLUMNS[kind]].get(split, math.nan)
+            value = by_split[NGRAM_COLUMNS[kind]].get(split, math.nan)
             row[split] = round(float(value), DECIMALS[kind])
         note = group["note"].iloc[0]
         row["note"] = note if isinstance(note, str) else ""
         rows.append(row)
-    return section("N-gram references on the same data", REFERENCE_TEXT, pd.DataFrame(rows))
+    return section("N-gram baselines on the same data", NGRAM_TEXT, pd.DataFrame(rows))
 
 
-REFERENCE_TEXT = (
+NGRAM_TEXT = (
     "What a model that learnt only local statistics scores: an add-one unigram model and an "
-    "interpolated modified Kneser-Ney model (order `references.order` in config.yaml; "
+    "interpolated modified Kneser-Ney model (order `ngram.order` in config.yaml; "
     "rnnrepro.evaluation.ngram), both fit on the same training split as the runs and scored "
     "on the same validation and test tokens with the same conventions (an unknown word is the "
     "`<unk>` token; end of sentence and first token as the runs score them; a stream is read "

@@ -18,10 +18,10 @@ import pandas as pd
 from rnnrepro.data import names
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.reporting.baselines import (
-    own_reference,
-    read_references,
-    reference_values,
-    reference_verdict,
+    baseline_verdict,
+    ngram_values,
+    own_baseline,
+    read_ngram,
 )
 from rnnrepro.reporting.markdown import format_spread, markdown_lines
 from rnnrepro.reporting.metrics import DECIMALS, METRIC_KIND, RELATIVE_KINDS
@@ -57,7 +57,7 @@ COLUMN_LEGEND = {
     "delta": "reproduced mean − paper",
     "floor": "perplexity of the generating distribution on the same split (ppl rows only)",
     "unigram": "the add-one unigram model fit on the runs' training split, on the same tokens "
-    "(text rows; the section under the table has the references)",
+    "(text rows; the section under the table has the n-gram baselines)",
     "n-gram": "the interpolated modified Kneser-Ney model fit on the runs' training split, on the "
     "same tokens; a verdict ending `no better than the n-gram` marks a reproduced mean that does "
     "not beat it",
@@ -120,12 +120,12 @@ def scaled_verdict(verdict: str, scales: set[str]) -> str:
 
 
 def build_table(
-    reference_rows: pd.DataFrame,
+    paper_rows: pd.DataFrame,
     runs: pd.DataFrame,
     floors: Mapping[str, Mapping[str, float]],
     tolerances: Mapping[str, float],
     scale: str = PAPER_SCALE,
-    references: pd.DataFrame | None = None,
+    ngram_scores: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per reference row: paper value, reproduced mean ± std over runs and a verdict.
 
@@ -135,17 +135,17 @@ def build_table(
     relative for ppl, bpc, ce and params, absolute otherwise; kinds without one are not
     compared. A perplexity below the generator floor (any run) gets the verdict ``below floor``.
     A verdict from runs of a reduced scale (their ``scale`` column, else ``scale``) names it; a
-    row without runs at a reduced ``scale`` is ``not run at <scale> scale``. With ``references``
-    (``read_references``) a text row gives the unigram and n-gram values on its runs' tokens, and
+    row without runs at a reduced ``scale`` is ``not run at <scale> scale``. With ``ngram_scores``
+    (``read_ngram``) a text row gives the unigram and n-gram values on its runs' tokens, and
     its verdict says when the reproduced mean does not beat one of them.
     """
-    references = read_references([]) if references is None else references
+    ngram_scores = read_ngram([]) if ngram_scores is None else ngram_scores
     if runs.empty:
         runs = pd.DataFrame(columns=["experiment", "dataset", "family", "model", *METRIC_KIND])
     if "family" not in runs:
         runs = runs.assign(family=[names.parse(d).unfolded for d in runs["dataset"]])
     out = []
-    for _, ref in reference_rows.iterrows():
+    for _, ref in paper_rows.iterrows():
         metric = ref["metric"]
         matched = runs[
             (runs["experiment"] == ref["paper"])
@@ -170,13 +170,13 @@ def build_table(
         diverged = int(matched["diverged"].sum()) if "diverged" in matched else 0
         if diverged:  # the procedure ended these runs at a NaN/inf loss (their best epoch kept)
             verdict = f"{verdict}; {diverged} of {len(matched)} run(s) diverged"
-        unigram, ngram = reference_values(
-            references, matched[matched[metric].notna()], ref["dataset"], metric
+        unigram, ngram = ngram_values(
+            ngram_scores, matched[matched[metric].notna()], ref["dataset"], metric
         )
-        column, trivial = own_reference(matched, metric)
+        column, trivial = own_baseline(matched, metric)
         copy = trivial if column == "copy" else math.nan
         unigram = trivial if column == "unigram" else unigram
-        verdict += reference_verdict(mean, unigram, ngram)
+        verdict += baseline_verdict(mean, unigram, ngram)
         if mean <= copy:
             verdict += "; no better than copying the source"
         recurrent = matched["params"].dropna().to_numpy(float)
@@ -217,10 +217,10 @@ def describe_tolerances(tolerances: Mapping[str, float]) -> str:
 
 
 def tolerances_in_use(
-    reference_rows: pd.DataFrame, tolerances: Mapping[str, float]
+    paper_rows: pd.DataFrame, tolerances: Mapping[str, float]
 ) -> dict[str, float]:
-    """The tolerances of the metric kinds that occur in ``reference_rows`` (in their order)."""
-    kinds = {METRIC_KIND[metric] for metric in reference_rows["metric"]}
+    """The tolerances of the metric kinds that occur in ``paper_rows`` (in their order)."""
+    kinds = {METRIC_KIND[metric] for metric in paper_rows["metric"]}
     return {kind: value for kind, value in tolerances.items() if kind in kinds}
 
 

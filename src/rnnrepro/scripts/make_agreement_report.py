@@ -18,7 +18,7 @@ import pandas as pd
 from rnnrepro.fileio import atomic_open, write_csv_atomic
 from rnnrepro.reporting import agreement
 from rnnrepro.reporting.metrics import read_tolerances
-from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.paper_numbers import load_paper_numbers
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     notes = [f"{trained}.", *args.note]
 
-    reference = load_reference(args.paper, args.table)
+    reference = load_paper_numbers(args.paper, args.table)
     tolerances = {kind: args.tolerances[kind] for kind in ("accuracy", "ppl")}
     table = agreement.table2(summaries, reference, tolerances, args.scale)
     write_csv_atomic(table, args.out_table_csv, index=False)
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     items = pd.concat([pd.read_csv(p) for p in args.scored_items], ignore_index=True)
     wrong = agreement.mistakes(items, args.models)
     counts = agreement.venn_counts(wrong, args.models)
-    paper = load_reference(args.paper, args.figure_table).set_index("metric")["value"]
+    paper = load_paper_numbers(args.paper, args.figure_table).set_index("metric")["value"]
     venn = pd.DataFrame(
         {
             "region": list(counts),

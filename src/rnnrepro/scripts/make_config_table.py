@@ -15,7 +15,7 @@ import json
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.reporting.configs import config_table
 from rnnrepro.reporting.markdown import markdown_lines
-from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.paper_numbers import load_paper_numbers
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-md", required=True)
     args = parser.parse_args(argv)
 
-    reference = load_reference(args.paper, args.table)
+    reference = load_paper_numbers(args.paper, args.table)
     if reference.empty:
         parser.error(f"no reference rows for paper {args.paper!r}, table {args.table!r}")
     scaled = json.loads(args.scaled) if args.scaled else None

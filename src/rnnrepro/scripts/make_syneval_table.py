@@ -14,7 +14,7 @@ import argparse
 
 from rnnrepro.reporting import syneval
 from rnnrepro.reporting.metrics import read_tolerances
-from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.paper_numbers import load_paper_numbers
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     results = syneval.read_results(args.results)
     tolerance = args.tolerances["accuracy"]
     comparison = syneval.paper_comparison(
-        results, load_reference(args.paper, args.table), tolerance, args.scale
+        results, load_paper_numbers(args.paper, args.table), tolerance, args.scale
     )
     categories = syneval.side_by_side(results, args.models)
     notes = [

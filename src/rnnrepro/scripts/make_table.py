@@ -5,7 +5,7 @@ Example:
         --metrics results/runs/second_order_lstm/*/*/seed*/metrics.json \\
         --floors results/data/*/floor.json --out-csv t1.csv --out-md t1.md
 
-A text table reads the n-gram references of its datasets (``--references``): each row shows the
+A text table reads the n-gram baselines of its datasets (``--ngram``): each row shows the
 unigram and n-gram values on its runs' tokens, and a section lists them.
 
 A reference row whose dataset is a cross-validation family (``ptb_lines_unigram``) is compared
@@ -28,14 +28,14 @@ from rnnrepro import papers
 from rnnrepro.data.sources import unpublished
 from rnnrepro.reporting.baselines import (
     NATS_NOTE,
-    read_references,
-    reference_lines,
+    ngram_lines,
+    read_ngram,
     with_nats_readings,
 )
 from rnnrepro.reporting.metrics import collect_metrics, read_tolerances
 from rnnrepro.reporting.notes import resolved, setting_notes
 from rnnrepro.reporting.orderings import check_orderings, ordering_lines
-from rnnrepro.reporting.reference import load_reference
+from rnnrepro.reporting.paper_numbers import load_paper_numbers
 from rnnrepro.reporting.run_lines import (
     describe_kept,
     describe_readings,
@@ -67,10 +67,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--metrics", nargs="*", default=[], help="metrics.json files of the runs")
     parser.add_argument("--floors", nargs="*", default=[], help="floor.json files (Dyck datasets)")
     parser.add_argument(
-        "--references",
+        "--ngram",
         nargs="*",
         default=[],
-        help="n-gram reference CSVs of the text datasets (scripts/ngram_reference.py)",
+        help="n-gram baseline CSVs of the text datasets (scripts/ngram_baselines.py)",
     )
     parser.add_argument(
         "--histories",
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-md", required=True)
     args = parser.parse_args(argv)
 
-    reference = load_reference(args.paper, args.table)
+    reference = load_paper_numbers(args.paper, args.table)
     if args.datasets:
         reference = reference[reference["dataset"].isin(args.datasets)].reset_index(drop=True)
     table_label = " + ".join(args.table) if args.table else None
@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> None:
         if note:
             args.note.append(note)
     floors = read_floors(args.floors)
-    references = read_references(args.references)
-    table = build_table(reference, runs, floors, tolerances, args.scale, references)
+    ngram_scores = read_ngram(args.ngram)
+    table = build_table(reference, runs, floors, tolerances, args.scale, ngram_scores)
     run_scales = set(runs["scale"]) - {""} if "scale" in runs else set()
     orderings = check_orderings(
         papers.orderings(args.paper, args.table), table, run_scales or {args.scale}
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
             *search_lines(search_summary(args.metrics)),
             *(robust_wcpa_lines(runs, args.wcpa_min_events) if args.wcpa_min_events else []),
             *training_lines(runs, args.histories, floors),
-            *reference_lines(references),
+            *ngram_lines(ngram_scores),
             *signature_lines(table, runs),
             *ordering_lines(orderings),
         ],

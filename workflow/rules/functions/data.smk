@@ -43,17 +43,17 @@ def ptb_text_options(wildcards):
     return options
 
 
-def reference_options(wildcards):
-    """ngram_reference options of a text dataset (config ``references``): its framing, the
+def ngram_options(wildcards):
+    """ngram_baselines options of a text dataset (config ``ngram``): its framing, the
     Kneser-Ney order (``char`` for a family reported in bits per character, else ``word``), the
     training size above which only the unigram is fit and, for a stream, the evaluated-token
     caps of the experiments that read it (0: the whole split)."""
     spec = cfg.TEXT_FAMILIES[names.family(wildcards.dataset)]
-    references = config["references"]
-    order = references["order"]["char" if spec["metric"] == "bpc" else "word"]
+    ngram = config["ngram"]
+    order = ngram["order"]["char" if spec["metric"] == "bpc" else "word"]
     options = (
         f"--framing {spec['framing']} --order {order}"
-        f" --max-train-tokens {references['max_train_tokens']}"
+        f" --max-train-tokens {ngram['max_train_tokens']}"
     )
     if spec["framing"] == "stream":
         readers = {

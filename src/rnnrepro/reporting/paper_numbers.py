@@ -18,7 +18,7 @@ import pandas as pd
 COMPARISONS = ("=", "<", "<=", ">=")
 
 
-def load_reference(
+def load_paper_numbers(
     paper: str | None = None, table: str | Sequence[str] | None = None
 ) -> pd.DataFrame:
     """Reference rows, optionally restricted to one paper (e.g. ``second_order_lstm``) and table(s).

@@ -1,4 +1,4 @@
-"""Fit the n-gram reference models on a text dataset's training split and score its validation
+"""Fit the n-gram baseline models on a text dataset's training split and score its validation
 and test splits as the runs score them (``rnnrepro.evaluation.ngram``).
 
 The scored tokens follow the dataset's framing (``rnnrepro.config.TEXT_FAMILIES``): ``eos``
@@ -8,8 +8,8 @@ each line; ``stream`` reads the split as one stream (every line then <eos>) cut 
 after the first. A stream's runs score their columns separately (no context across a column's
 start, one token fewer per column); the n-gram model reads the stream whole.
 
-    python -m rnnrepro.scripts.ngram_reference --data results/data/ptb_word --framing eos \\
-        --order 5 --out results/references/ptb_word.csv
+    python -m rnnrepro.scripts.ngram_baselines --data results/data/ptb_word --framing eos \\
+        --order 5 --out results/ngram/ptb_word.csv
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from rnnrepro.fileio import write_csv_atomic
 
 COLUMNS = [
     "dataset",
-    "reference",
+    "model",
     "order",
     "split",
     "eval_tokens",
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         note = ""
         if name != "unigram" and args.max_train_tokens and train_tokens > args.max_train_tokens:
             note = (
-                f"not fit: {train_tokens} training tokens exceed references.max_train_tokens "
+                f"not fit: {train_tokens} training tokens exceed ngram.max_train_tokens "
                 f"= {args.max_train_tokens} (its counts would not fit in memory)"
             )
             print(f"{name}: {note}", flush=True)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
             for name, model, note, seconds in models:
                 row = {
                     "dataset": data.name,
-                    "reference": name,
+                    "model": name,
                     "order": 1 if name == "unigram" else args.order,
                     "split": split,
                     "eval_tokens": eval_tokens,
