@@ -47,12 +47,13 @@ class RunCost:
 
     run: cfg.Run
     architecture: str
-    train_tokens: float  # per epoch, targets only
-    computed_tokens: float  # per epoch: training + padding + VAL_COST × validation
-    tokens_per_s: float
     max_epochs: int
     expected_epochs: float
     epochs_basis: str  # "history", "same model" or "fraction"
+    # the Dyck token model's runs (NaN for the others)
+    train_tokens: float = math.nan  # per epoch, targets only
+    computed_tokens: float = math.nan  # per epoch: training + padding + VAL_COST × validation
+    tokens_per_s: float = math.nan
     measured_seconds_per_epoch: float | None = None  # from the run's history.csv, if finished
     epoch_seconds: float | None = None  # text runs: benchmarks/epoch_times.py's measurement
     epoch_proxy: str | None = None  # the measured model whose epoch was scaled to this run's
@@ -114,9 +115,6 @@ def run_cost(
         return RunCost(
             run=run,
             architecture=settings["architecture"],
-            train_tokens=math.nan,
-            computed_tokens=math.nan,
-            tokens_per_s=math.nan,
             max_epochs=max_epochs,
             expected_epochs=min(expected_epochs, max_epochs),
             epochs_basis=basis,
@@ -179,9 +177,6 @@ def translation_run_cost(
     return RunCost(
         run=run,
         architecture=settings["architecture"],
-        train_tokens=math.nan,
-        computed_tokens=math.nan,
-        tokens_per_s=math.nan,
         max_epochs=flops.epochs,
         expected_epochs=min(expected_epochs, flops.epochs),
         epochs_basis=basis,

@@ -3,6 +3,7 @@ reads the runs' metrics files into one frame."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from collections.abc import Iterable
@@ -59,6 +60,16 @@ TEXT_METRICS = {family: spec["metric"] for family, spec in TEXT_FAMILIES.items()
 
 
 RELATIVE_KINDS = {"ppl", "params", "bpc", "ce"}
+
+
+def add_tolerances_option(parser: argparse.ArgumentParser) -> None:
+    """A table script's ``--tolerances`` (``read_tolerances``)."""
+    parser.add_argument(
+        "--tolerances",
+        type=read_tolerances,
+        required=True,
+        help="JSON: metric kind -> tolerance (config.yaml reporting.tolerances)",
+    )
 
 
 def read_tolerances(text: str) -> dict[str, float]:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from rnnrepro.fileio import atomic_open, write_csv_atomic
 from rnnrepro.reporting import agreement
-from rnnrepro.reporting.metrics import read_tolerances
+from rnnrepro.reporting.metrics import add_tolerances_option
 from rnnrepro.reporting.paper_numbers import load_paper_numbers
 
 
@@ -33,12 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--scored-items", nargs="+", required=True, help="agreement_items.csv files"
     )
-    parser.add_argument(
-        "--tolerances",
-        type=read_tolerances,
-        required=True,
-        help="JSON: metric kind -> tolerance (config.yaml reporting.tolerances)",
-    )
+    add_tolerances_option(parser)
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--note", action="append", default=[], help="a line under each title")
     parser.add_argument("--out-table-csv", required=True)

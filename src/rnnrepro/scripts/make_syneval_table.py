@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from rnnrepro.reporting import syneval
-from rnnrepro.reporting.metrics import read_tolerances
+from rnnrepro.reporting.metrics import add_tolerances_option
 from rnnrepro.reporting.paper_numbers import load_paper_numbers
 
 
@@ -21,12 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", nargs="*", default=[], help="syneval.csv files of the runs")
     parser.add_argument("--models", nargs="+", required=True, help="column order")
-    parser.add_argument(
-        "--tolerances",
-        type=read_tolerances,
-        required=True,
-        help="JSON: metric kind -> tolerance (config.yaml reporting.tolerances)",
-    )
+    add_tolerances_option(parser)
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--note", action="append", default=[], help="line under the title")
     parser.add_argument("--paper", required=True, help="paper key of paper_numbers.csv")

@@ -32,7 +32,7 @@ from rnnrepro.reporting.baselines import (
     read_ngram,
     with_nats_readings,
 )
-from rnnrepro.reporting.metrics import collect_metrics, read_tolerances
+from rnnrepro.reporting.metrics import add_tolerances_option, collect_metrics
 from rnnrepro.reporting.notes import resolved, setting_notes
 from rnnrepro.reporting.orderings import check_orderings, ordering_lines
 from rnnrepro.reporting.paper_numbers import load_paper_numbers
@@ -78,12 +78,7 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="history.csv files of the runs: adds a section on how they trained",
     )
-    parser.add_argument(
-        "--tolerances",
-        type=read_tolerances,
-        required=True,
-        help="JSON: metric kind -> tolerance (config.yaml reporting.tolerances)",
-    )
+    add_tolerances_option(parser)
     parser.add_argument(
         "--note",
         action="append",
