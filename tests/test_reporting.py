@@ -35,6 +35,7 @@ from rnnrepro.reporting.tables import build_table, write_table
 REPO = Path(__file__).resolve().parents[1]
 VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
 TOLERANCE_OPTION = ["--tolerances", json.dumps(TOLERANCES)]  # as every table job is given
+TABLE1 = [*TOLERANCE_OPTION, "--paper", "second_order_lstm", "--table", "Table 1"]
 
 
 def run_script(name: str, argv: list) -> None:
@@ -208,11 +209,7 @@ def test_make_table_cli(tmp_path):
     run_script(
         "make_table",
         [
-            *TOLERANCE_OPTION,
-            "--paper",
-            "second_order_lstm",
-            "--table",
-            "Table 1",
+            *TABLE1,
             "--metrics",
             metrics,
             "--floors",
@@ -931,11 +928,7 @@ def test_dyck_tables_show_the_events_behind_wcpa_and_the_readings_used(tmp_path)
         paths.append(path)
     out_csv, out_md = tmp_path / "t1.csv", tmp_path / "t1.md"
     argv = [
-        *TOLERANCE_OPTION,
-        "--paper",
-        "second_order_lstm",
-        "--table",
-        "Table 1",
+        *TABLE1,
         "--metrics",
         *paths,
     ]
@@ -1023,11 +1016,7 @@ def test_make_table_training_section_reads_the_best_epoch(tmp_path):
     run_script(
         "make_table",
         [
-            *TOLERANCE_OPTION,
-            "--paper",
-            "second_order_lstm",
-            "--table",
-            "Table 1",
+            *TABLE1,
             "--metrics",
             *paths,
         ]
@@ -1051,11 +1040,7 @@ def test_make_table_training_section_reads_the_best_epoch(tmp_path):
     run_script(
         "make_table",
         [
-            *TOLERANCE_OPTION,
-            "--paper",
-            "second_order_lstm",
-            "--table",
-            "Table 1",
+            *TABLE1,
             "--metrics",
             *paths,
         ]
