@@ -26,7 +26,7 @@ from rnnrepro.evaluation.agreement import (
     verb_pairs,
 )
 from rnnrepro.models.memory import MemoryLSTMLM
-from rnnrepro.reporting.agreement import example_lines, mistakes, venn_counts
+from rnnrepro.reporting.agreement import example_lines, examples, mistakes, venn_counts
 from rnnrepro.reporting.analysis import stack_actions
 
 VOCAB = ["<unk>", "<eos>", "the", "dog", "dogs", "near", "cars", "is", "are", "has", "have", "."]
@@ -140,7 +140,11 @@ def test_venn_regions_and_example_patterns():
     counts = venn_counts(frame, ["a", "b", "c"])
     assert counts["all"] == 1 and counts["only a"] == 2 and counts["b & c only"] == 1
     assert sum(counts.values()) == 4
-    lines = example_lines(frame, ["a", "b", "c"])
+    table = examples(frame, ["a", "b", "c"], {"venn:all": 6115})
+    assert dict(zip(table["region"], table["mistakes"], strict=True)) == counts
+    paper = table.set_index("region")["paper"]
+    assert paper["all"] == 6115 and paper.drop("all").isna().all()
+    lines = example_lines(table, ["a", "b", "c"])
     assert "| ✗ | ✗ | ✗ | 1 | *item 1* | s:1 |" in lines
     assert "| ✓ | ✗ | ✗ | 1 | *item 4* | s:4 |" in lines
     assert "| ✗ | ✗ | ✓ |  | (no such item) |  |" in lines

@@ -106,9 +106,10 @@ def test_venn_counts_partition_the_mistakes(memory_run):
     )
     scored = items[~items["skipped"]]
     wrong_by_any = scored[~scored["correct"].astype(bool)].drop_duplicates(["source", "line"])
-    venn = pd.read_csv(work / "results/figures/memory_fig2_venn.csv")
+    venn = pd.read_csv(work / "results/tables/memory_table3.csv")
     assert venn["mistakes"].sum() == len(wrong_by_any)
     assert venn.set_index("region").loc["all", "paper"] == 6115
+    assert len(venn) == 7 and venn["text"].notna().sum() == (venn["mistakes"] > 0).sum()
     examples = (work / "results/tables/memory_table3.md").read_text()
     assert examples.count("\n| ✗") + examples.count("\n| ✓") == 7
     assert (work / "results/figures/memory_fig2_venn.png").stat().st_size > 0

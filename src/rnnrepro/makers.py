@@ -51,7 +51,7 @@ class Maker:
     script: str
     options: Callable[[Output, dict, Files], list[str]]
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    figures: bool | tuple[str, ...] = ()
+    figures: bool = False
     inputs: Callable[[Output, dict], dict[str, list[str]]] = no_inputs
     notes: Callable[[Output, dict], list[str]] = run_notes
 
@@ -131,18 +131,14 @@ def syneval_options(output: Output, config: dict, files: Files) -> list[str]:
 
 
 def agreement_options(output: Output, config: dict, files: Files) -> list[str]:
-    """The table's options; the job also writes its paper's other outputs of this maker, by
-    kind: the Venn figure (its labels: the figure's paper numbers) and the examples."""
-    parts = {o.kind: o for o in papers.catalogue(output.paper) if o.maker == "agreement"}
-    return [
-        *paper_tables(output),
-        *title(output),
-        f"--figure-table {quoted(list(parts['venn'].labels))}",
-        f"--examples-title {shlex.quote(parts['examples'].title)}",
-        *run_models(output, config),
-        *tolerances(config),
-        *scale(config),
-    ]
+    return [*paper_tables(output), *title(output), *tolerances(config), *scale(config)]
+
+
+def declared_models(output: Output, config: dict) -> list[str]:
+    """The models in the order the output's ``Runs`` names them (e.g. the baseline first),
+    else in the order its runs are selected."""
+    models = getattr(output.runs, "models", ())
+    return [f"--models {' '.join(models)}"] if models else run_models(output, config)
 
 
 def config_options(output: Output, config: dict, files: Files) -> list[str]:
@@ -200,17 +196,17 @@ MAKERS = {
     ),
     "wcpa_claim": Maker(
         "check_wcpa_claim",
-        lambda o, c, f: [*title(o), *run_models(o, c)],
+        lambda o, c, f: [*title(o), *declared_models(o, c)],
         {"history.csv": "histories"},
     ),
     "syneval": Maker("make_syneval_table", syneval_options, {"syneval.csv": "results"}),
     "config": Maker("make_config_table", config_options, notes=configured_notes),
-    # Linzen agreement: one job writes the table, the Venn figure and the examples (by kind)
-    "agreement": Maker(
-        "make_agreement_report",
-        agreement_options,
+    # Linzen agreement: the accuracy table, and the examples of each pattern of mistakes
+    "agreement": Maker("make_agreement_table", agreement_options, {"agreement.json": "summaries"}),
+    "agreement_examples": Maker(
+        "make_agreement_examples",
+        lambda o, c, f: [*paper_tables(o), *title(o), *run_models(o, c)],
         {"agreement.json": "summaries", "agreement_items.csv": "scored_items"},
-        figures=("venn",),
     ),
     "figure": Maker("make_figure", figure_options, figures=True),
 }
@@ -233,8 +229,7 @@ def options(output: Output, config: dict, files: Files) -> str:
 
 
 def is_figure(output: Output) -> bool:
-    figures = MAKERS[output.maker].figures
-    return figures is True or output.kind in figures
+    return MAKERS[output.maker].figures
 
 
 def path(output: Output) -> str:

@@ -58,25 +58,23 @@ class Runs:
 class Output:
     """One table or figure of a paper.
 
-    ``name``: its file stem (results/tables/<name>.md, results/figures/<name>.png);
-    ``maker``: a key of ``rnnrepro.makers.MAKERS``, and for a figure its ``kind``
-    (``reporting.figures.FIGURES``);
-    ``runs``: a ``Runs`` or a function of the config giving the runs; ``files``: the per-run
-    files read; ``track``: whose scale reductions its notes state (``dyck``, ``text`` or
-    ``translation``);
-    ``labels``: its ``paper_numbers.csv`` table labels; ``families``: only the reference rows
-    of these dataset families (as the selected scale expands them); ``stages``: every stage of
-    each run and its dynamic evaluation; ``corpus``: the corpus whose downloaded files its title
-    checks against the published ones; ``orderings``: the orderings the paper states about it;
-    ``model_labels``: model -> legend label; ``optional``: a target only when it has runs;
-    ``groups``: further targets it belongs to (e.g. the ``dyck`` track); ``parts``: the other
-    outputs its maker writes with it, by role; ``notes``: lines under a table's title (e.g. how
-    our corpus differs from the paper's); ``setting_notes``: lines under its title chosen by
-    what its runs resolved: a dotted setting of the run config (``translation.corpus``) -> each
-    value -> its line, stated for every value the runs read (a compare table reads them from
-    its files, a configuration table from config.yaml at the selected scale); ``bpc_in_nats``:
-    its BPC rows are also read as nats per character, each reading with its verdict (a paper
-    whose "BPC" may be either).
+    ``name``: its file stem (results/tables/<name>.md, results/figures/<name>.png); ``maker``: a
+    key of ``rnnrepro.makers.MAKERS``, and for a figure its ``kind``
+    (``reporting.figures.FIGURES``); ``runs``: a ``Runs`` or a function of the config giving the
+    runs; ``files``: the per-run files read; ``track``: whose scale reductions its notes state
+    (``dyck``, ``text`` or ``translation``); ``labels``: its ``paper_numbers.csv`` table labels;
+    ``families``: only the reference rows of these dataset families (as the selected scale
+    expands them); ``stages``: every stage of each run and its dynamic evaluation; ``corpus``:
+    the corpus whose downloaded files its title checks against the published ones;
+    ``orderings``: the orderings the paper states about it; ``model_labels``: model -> legend
+    label; ``optional``: a target only when it has runs; ``groups``: further targets it belongs
+    to (e.g. the ``dyck`` track); ``notes``: lines under a table's title (e.g. how our corpus
+    differs from the paper's); ``setting_notes``: lines under its title chosen by what its runs
+    resolved: a dotted setting of the run config (``translation.corpus``) -> each value -> its
+    line, stated for every value the runs read (a compare table reads them from its files, a
+    configuration table from config.yaml at the selected scale); ``bpc_in_nats``: its BPC rows
+    are also read as nats per character, each reading with its verdict (a paper whose "BPC" may
+    be either).
     """
 
     name: str
@@ -95,7 +93,6 @@ class Output:
     model_labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     optional: bool = False
     groups: tuple[str, ...] = ()
-    parts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     notes: tuple[str, ...] = ()
     setting_notes: Mapping[str, Mapping[str, str]] = field(
         default_factory=lambda: MappingProxyType({})

@@ -99,21 +99,6 @@ def agreement_runs(config: dict) -> list[cfg.Run]:
     return sorted(runs, key=lambda run: models.index(run.model))  # the configured order
 
 
-def agreement(name: str, kind: str, **declared: object) -> Output:
-    """One of the three agreement outputs (Table 2, the Venn figure, Table 3) that one job
-    makes from the scored items of ``agreement_runs`` (by ``kind``: table, venn, examples)."""
-    files = ("agreement.json", "agreement_items.csv")
-    return Output(
-        name,
-        maker="agreement",
-        kind=kind,
-        runs=agreement_runs,
-        files=files,
-        optional=True,
-        **declared,
-    )
-
-
 OUTPUTS = (
     Output(
         "memory_table1",
@@ -155,10 +140,9 @@ OUTPUTS = (
         files=("stack_states.csv", "stack_max_prob.csv"),
         optional=True,
     ),
-    # One job makes the three agreement outputs (Table 2, Fig. 2 and Table 3), by kind.
-    agreement(
+    # Linzen agreement: the scored items of ``agreement_runs`` (only when it is configured)
+    Output(
         "memory_table2",
-        "table",
         title="memory Table 2 (Linzen number agreement): paper vs reproduction",
         caption="""memory, Table 2: Linzen et al. (2016) number agreement of the paper's three
         language models (LSTM-920, attention K = 10, multipop stack). The paper trains them on
@@ -170,23 +154,35 @@ OUTPUTS = (
         numpred.test.N (homogeneous intervention; singular against plural probability mass of
         the verb pairs, as those files give no verb); perplexity on the subj_agr_filtered
         sentences.""",
+        maker="agreement",
+        runs=agreement_runs,
+        files=("agreement.json",),
         labels=("Table 2",),
+        optional=True,
     ),
-    agreement(
+    Output(
         "memory_fig2_venn",
-        "venn",
         title="Venn diagram of the three models' agreement mistakes",
         caption="""memory, Figure 2: how many agreement items each of the three models gets
         wrong, alone or together (items scored by all three, first seed). The paper's counts
         (6,115 shared by all, 3,942 LSTM only, 1,938 stack only, 2,534 attention only; on about
-        1.4M test items) are in memory_fig2_venn.csv next to ours.""",
-        labels=("Figure 2",),
+        1.4M test items) are in memory_table3.csv next to ours.""",
+        maker="figure",
+        kind="venn",
+        runs=agreement_runs,
+        files=("agreement.json", "agreement_items.csv"),
+        optional=True,
     ),
-    agreement(
+    Output(
         "memory_table3",
-        "examples",
         title="memory Table 3 (examples of mistakes)",
         caption="""memory, Table 3: one agreement item for each pattern of mistakes of the three
-        models (the first by file and line), as the paper's rows: ✗ wrong, ✓ right.""",
+        models (the first by file and line), as the paper's rows: ✗ wrong, ✓ right. Its CSV
+        also counts the items of each pattern (Figure 2's regions) beside the paper's count.""",
+        maker="agreement_examples",
+        runs=agreement_runs,
+        files=("agreement.json", "agreement_items.csv"),
+        labels=("Figure 2",),
+        optional=True,
     ),
 )

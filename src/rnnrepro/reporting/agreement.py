@@ -99,6 +99,15 @@ def mistakes(items: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
     return merged.sort_values(keys).reset_index(drop=True)
 
 
+def region(wrong_models: Sequence[str], models: Sequence[str]) -> str:
+    """A Venn region's name: ``all``, ``only <m>`` or ``<a> & <b> only``."""
+    if len(wrong_models) == len(models):
+        return "all"
+    if len(wrong_models) == 1:
+        return f"only {wrong_models[0]}"
+    return " & ".join(wrong_models) + " only"
+
+
 def venn_counts(wrong: pd.DataFrame, models: Sequence[str]) -> dict[str, int]:
     """Mistakes in each region of the Venn diagram: ``all``, ``only <m>``, ``<a> & <b> only``."""
     counts = {}
@@ -108,70 +117,66 @@ def venn_counts(wrong: pd.DataFrame, models: Sequence[str]) -> dict[str, int]:
             outside = [m for m in models if m not in subset]
             if outside:
                 inside &= ~np.logical_or.reduce([wrong[m] for m in outside])
-            if size == len(models):
-                name = "all"
-            elif size == 1:
-                name = f"only {subset[0]}"
-            else:
-                name = " & ".join(subset) + " only"
-            counts[name] = int(inside.sum())
+            counts[region(subset, models)] = int(inside.sum())
     return counts
 
 
-def venn_figure(counts: Mapping[str, int], models: Sequence[str], items: int, path, notes=()):
-    """Three circles, a count in each region (drawn with matplotlib alone)."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Circle
-
-    from rnnrepro.reporting.figures.base import save as save_figure  # footer with the notes
-
-    a, b, c = models
-    centres = {a: (-0.6, 0.35), b: (0.6, 0.35), c: (0.0, -0.65)}
-    fig, ax = plt.subplots(figsize=(6.5, 6.5))
-    labels = {a: (-1.1, 1.65), b: (1.1, 1.65), c: (0.0, -1.95)}  # outside the circles
-    for model, colour in zip(models, ("tab:red", "tab:blue", "tab:green"), strict=True):
-        ax.add_patch(Circle(centres[model], 1.1, alpha=0.25, color=colour))
-        ax.text(*labels[model], model, ha="center", va="center", fontsize=11)
-    spots = {
-        f"only {a}": (-1.1, 0.65),
-        f"only {b}": (1.1, 0.65),
-        f"only {c}": (0.0, -1.25),
-        f"{a} & {b} only": (0.0, 0.85),
-        f"{a} & {c} only": (-0.75, -0.35),
-        f"{b} & {c} only": (0.75, -0.35),
-        "all": (0.0, 0.05),
-    }
-    for name, (x, y) in spots.items():
-        ax.text(x, y, f"{counts[name]:,}", ha="center", va="center", fontsize=12)
-    ax.set_xlim(-2.4, 2.4)
-    ax.set_ylim(-2.2, 2.0)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    fig.suptitle(f"Mistakes on {items:,} Linzen agreement items")
-    save_figure(fig, path, notes)
-
-
-def example_lines(wrong: pd.DataFrame, models: Sequence[str]) -> list[str]:
-    """Table 3: the first item (by file and line) of each pattern of mistakes, as the paper's
-    rows (✗ wrong, ✓ right), without the all-right pattern."""
-    header = ["| " + " | ".join([*models, "attractors", "example", "source"]) + " |"]
-    header.append("|" + "---|" * (len(models) + 3))
-    lines = []
+def examples(
+    wrong: pd.DataFrame, models: Sequence[str], paper: Mapping[str, float]
+) -> pd.DataFrame:
+    """Table 3: one row per pattern of mistakes (all-right left out), in the paper's order: the
+    models (True: wrong), its Venn region, its items (ours and the paper's count, Figure 2) and
+    its first item by file and line (empty where no item has the pattern)."""
+    rows = []
     for pattern in itertools.product([True, False], repeat=len(models)):
         if not any(pattern):
             continue
         match = np.logical_and.reduce([wrong[m] == p for m, p in zip(models, pattern, strict=True)])
         hits = wrong[match]
-        marks = ["✗" if p else "✓" for p in pattern]
-        if hits.empty:
+        name = region([m for m, p in zip(models, pattern, strict=True) if p], models)
+        first = hits.iloc[0] if len(hits) else None
+        rows.append(
+            {
+                **dict(zip(models, pattern, strict=True)),
+                "region": name,
+                "mistakes": len(hits),
+                "paper": paper.get(f"venn:{name}", math.nan),
+                "attractors": None if first is None else int(first["attractors"]),
+                "text": None if first is None else first["text"],
+                "source": None if first is None else first["source"],
+                "line": None if first is None else int(first["line"]),
+            }
+        )
+    return pd.DataFrame(rows).astype({"attractors": "Int64", "line": "Int64"})
+
+
+def example_lines(table: pd.DataFrame, models: Sequence[str]) -> list[str]:
+    """Table 3 in Markdown (``examples``): each pattern's marks (✗ wrong, ✓ right), then its
+    first item."""
+    header = ["| " + " | ".join([*models, "attractors", "example", "source"]) + " |"]
+    header.append("|" + "---|" * (len(models) + 3))
+    lines = []
+    for _, row in table.iterrows():
+        marks = ["✗" if row[m] else "✓" for m in models]
+        if row["mistakes"] == 0:
             lines.append("| " + " | ".join([*marks, "", "(no such item)", ""]) + " |")
             continue
-        row = hits.iloc[0]
         source = f"{row['source']}:{row['line']}"
         lines.append(
             "| " + " | ".join([*marks, str(row["attractors"]), f"*{row['text']}*", source]) + " |"
         )
     return header + lines
+
+
+def trained_line(summaries: Sequence[dict]) -> str:
+    """What the scored LMs were trained on: the first note of every agreement output."""
+    corpora = sorted({s["lm_corpus"] for s in summaries})
+    if corpora == ["linzen"]:
+        return "LMs trained on Linzen's training split"
+    return (
+        f"LMs trained on {'/'.join(corpora)}: Linzen's training split is not available "
+        "(docs/data.md), so this is not the paper's setting"
+    )
 
 
 def write_markdown(path, title: str, notes: Iterable[str], body: list[str]) -> None:

@@ -4,7 +4,8 @@ Kinds: ldpa (ldpa.csv files), val_wcpa (history.csv files), pabs (principal-angl
 heatmap (attention-heatmap CSVs), ratio (metrics.json of an |m|/|h| sweep), examples and
 position_loss (metrics.json with examples.json or position_loss.csv of the candidate runs: the
 best model's best run is drawn), stack_actions (one run's stack_states.csv and
-stack_max_prob.csv), layer_sizes and size_band (metrics.json of layer-size sweeps and their
+stack_max_prob.csv), venn (agreement.json and agreement_items.csv of three models),
+layer_sizes and size_band (metrics.json of layer-size sweeps and their
 standard models, named by --labels), major_ratio (metrics.json of a Major:Minor ratio study),
 feature_masking (feature_mask.csv files). Which runs, labels and notes a paper's figure takes
 is declared in its catalogue (``rnnrepro.papers``). Every input carries its run identity in its

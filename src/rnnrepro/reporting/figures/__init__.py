@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rnnrepro.reporting.figures.agreement import plot_venn
 from rnnrepro.reporting.figures.attention import plot_heatmap, plot_pabs
 from rnnrepro.reporting.figures.base import PLAIN, Style, read_runs
 from rnnrepro.reporting.figures.characters import (
@@ -31,6 +32,7 @@ FIGURES: dict[str, Callable[..., None]] = {
     "position_loss": plot_position_loss,
     "examples": plot_examples,
     "stack_actions": plot_stack_actions,
+    "venn": plot_venn,
     "layer_sizes": plot_layer_sizes,
     "size_band": plot_size_band,
     "major_ratio": plot_major_ratio,
