@@ -12,14 +12,13 @@ the ``nn.LSTM`` with as many parameters.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from pathlib import Path
 
 import torch
 from csvrows import write_rows
-from timing import timed
+from timing import cpu_benchmark_args, timed
 from torch import nn
 
 from rnnrepro.models.awd import MajorMinorLSTM, WeightDropLSTM
@@ -44,13 +43,7 @@ def same_size_lstm(n_in: int, params: int) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", default="benchmarks/results/awd.csv")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    args = cpu_benchmark_args(__doc__.splitlines()[0], 7, "benchmarks/results/awd.csv")
     rows = []
     for case, batch, n_in, emb, size, share in LAYERS:
         x, e = torch.randn(T, batch, n_in), torch.randn(T, batch, emb)

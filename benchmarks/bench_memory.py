@@ -10,13 +10,12 @@ median seconds per window over ``--repeats`` (after a warm-up) and each time ove
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 from pathlib import Path
 
 import torch
-from timing import timed
+from timing import cpu_benchmark_args, timed
 from torch import nn
 
 from rnnrepro.models.memory import MEMORIES, MemoryLSTM
@@ -34,13 +33,7 @@ CASES = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", default="benchmarks/results/memory.csv")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    args = cpu_benchmark_args(__doc__.splitlines()[0], 5, "benchmarks/results/memory.csv")
     x = torch.randn(T, B, D)
     lstm = nn.LSTM(D, D)
 

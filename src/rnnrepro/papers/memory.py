@@ -99,6 +99,9 @@ def agreement_runs(config: dict) -> list[cfg.Run]:
     return sorted(runs, key=lambda run: models.index(run.model))  # the configured order
 
 
+# the scored items of ``agreement_runs``: an output only when they are configured
+AGREEMENT = {"runs": agreement_runs, "optional": True}
+
 OUTPUTS = (
     Output(
         "memory_table1",
@@ -140,7 +143,6 @@ OUTPUTS = (
         files=("stack_states.csv", "stack_max_prob.csv"),
         optional=True,
     ),
-    # Linzen agreement: the scored items of ``agreement_runs`` (only when it is configured)
     Output(
         "memory_table2",
         title="memory Table 2 (Linzen number agreement): paper vs reproduction",
@@ -155,10 +157,9 @@ OUTPUTS = (
         the verb pairs, as those files give no verb); perplexity on the subj_agr_filtered
         sentences.""",
         maker="agreement",
-        runs=agreement_runs,
         files=("agreement.json",),
         labels=("Table 2",),
-        optional=True,
+        **AGREEMENT,
     ),
     Output(
         "memory_fig2_venn",
@@ -169,9 +170,8 @@ OUTPUTS = (
         1.4M test items) are in memory_table3.csv next to ours.""",
         maker="figure",
         kind="venn",
-        runs=agreement_runs,
         files=("agreement.json", "agreement_items.csv"),
-        optional=True,
+        **AGREEMENT,
     ),
     Output(
         "memory_table3",
@@ -180,9 +180,8 @@ OUTPUTS = (
         models (the first by file and line), as the paper's rows: ✗ wrong, ✓ right. Its CSV
         also counts the items of each pattern (Figure 2's regions) beside the paper's count.""",
         maker="agreement_examples",
-        runs=agreement_runs,
         files=("agreement.json", "agreement_items.csv"),
         labels=("Figure 2",),
-        optional=True,
+        **AGREEMENT,
     ),
 )
