@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 
 import pytest
 from pipeline_utils import ROOT, base_config, run_snakemake
 
+from rnnrepro import provenance
 from rnnrepro.provenance import byte_digest, closure, code_digest, imports, model_module
 
 PKG = ROOT / "src/rnnrepro"
@@ -52,6 +54,41 @@ def test_digest_changes_with_the_code_a_job_runs(package):
     (package / "training.py").write_text((package / "training.py").read_text() + "X = 1\n")
     code_digest.cache_clear()
     assert code_digest(*rnn, root=package) != before[1]
+
+
+def fresh_process_caches():
+    """Forget what this process computed, as a new Snakemake start would."""
+    for cached in (code_digest, provenance._cache, provenance._imports, provenance._tree_text):
+        cached.cache_clear()
+
+
+def test_the_disk_cache_gives_the_digests_computed_afresh(package, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    entries = ("scripts/train.py", model_module("lstm", package))
+    fresh_process_caches()
+    cold = code_digest(*entries, root=package)
+    provenance._save_cache()
+    saved = provenance.digest_cache_path()
+    assert saved.is_relative_to(tmp_path / "cache") and saved.stat().st_size > 0
+    fresh_process_caches()
+    assert code_digest(*entries, root=package) == cold
+    # the cache is what a warm start reads: a doctored entry is believed...
+    data = json.loads(saved.read_text())
+    data["digests"] = {key: "0" * 16 for key in data["digests"]}
+    saved.write_text(json.dumps(data))
+    fresh_process_caches()
+    assert code_digest(*entries, root=package) == "0" * 16
+    # ... but only for the same bytes: an edited module is parsed and digested again
+    (package / "models/lstm.py").write_text((package / "models/lstm.py").read_text() + "X = 1\n")
+    fresh_process_caches()
+    edited = code_digest(*entries, root=package)
+    assert edited not in ("0" * 16, cold)
+    saved.write_text("{not json")  # a broken cache is ignored, then rewritten
+    fresh_process_caches()
+    assert code_digest(*entries, root=package) == edited
+    provenance._save_cache()
+    assert json.loads(saved.read_text())["digests"]
+    fresh_process_caches()
 
 
 def edit(path, old, new):

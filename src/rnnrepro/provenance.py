@@ -12,6 +12,11 @@ nothing; any change of what the code does (a statement, a name, a constant, an a
 order of definitions) does. ``byte_digest`` is the digest of the files' bytes that archives
 saved until 2026-11-27 record (``benchmarks/track_archive.py``).
 
+Parsing every module costs about a second and a half at each Snakemake start, so what parsing
+gives (a module's imports and its syntax tree's text) is kept in a cache on disk
+(``digest_cache_path``) keyed by each file's path and bytes: unchanged files are not parsed
+again, and the digests are the same with or without the cache.
+
 Model modules are imported lazily by name (``rnnrepro.models.build_model``), so they never enter
 another module's closure through the registry: each training job names its model's module.
 Pure Python (no torch): the Snakefile imports it.
@@ -20,9 +25,15 @@ Pure Python (no torch): the Snakefile imports it.
 from __future__ import annotations
 
 import ast
+import atexit
 import hashlib
+import json
+import os
+import sys
 from functools import cache
 from pathlib import Path
+
+from rnnrepro.fileio import write_text_atomic
 
 PACKAGE = "rnnrepro"
 ROOT = Path(__file__).resolve().parent
@@ -47,27 +58,51 @@ def _dotted(path: Path, root: Path) -> str:
 def imports(path: Path, root: Path = ROOT) -> frozenset[Path]:
     """Package modules imported by ``path`` (absolute or relative imports, any depth), and the
     files it lists in ``DIGEST_FILES``."""
-    return _imports(path, root, path.read_text(encoding="utf-8"))
+    return _imports(path, root, _file_digest(path))
 
 
-def _digest_files(tree: ast.Module, path: Path) -> set[Path]:
+@cache
+def _imports(path: Path, root: Path, file_digest: bytes) -> frozenset[Path]:
+    """``imports`` of ``path`` with these bytes (resolved once per process)."""
+    key = f"{path.relative_to(root)}\0{file_digest.hex()}"
+    cached = _cache()["imports"].get(key)
+    if cached is None:
+        source = path.read_text(encoding="utf-8")
+        cached = _cache()["imports"][key] = _import_names(path, root, source)
+        _UNSAVED[0] = True
+    names, files = cached
+    found = {path.parent / name for name in files}
+    for name in names:  # resolved against the files there are now: the tree may have changed
+        file = _module_file(name, root)
+        if file is not None and file != path:
+            found.add(file)
+        # importing a.b.c runs the __init__ of a and a.b too
+        parent = name.rpartition(".")[0]
+        while parent.startswith(PACKAGE):
+            if (init := _module_file(parent, root)) is not None:
+                found.add(init)
+            parent = parent.rpartition(".")[0]
+    return frozenset(found)
+
+
+def _digest_files(tree: ast.Module) -> list[str]:
     """Non-Python files a module builds from (e.g. C++ sources), listed in its module-level
     ``DIGEST_FILES`` tuple literal, relative to the module's directory."""
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             getattr(target, "id", "") == "DIGEST_FILES" for target in node.targets
         ):
-            return {path.parent / name for name in ast.literal_eval(node.value)}
-    return set()
+            return sorted(ast.literal_eval(node.value))
+    return []
 
 
-@cache
-def _imports(path: Path, root: Path, source: str) -> frozenset[Path]:
-    """``imports`` of ``source`` (cached per content: each module is parsed once)."""
+def _import_names(path: Path, root: Path, source: str) -> list[list[str]]:
+    """The package modules ``source`` may import (dotted names: "from .data import dyck" names
+    may be submodules or attributes) and its ``DIGEST_FILES``."""
     module = _dotted(path, root)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     tree = ast.parse(source, str(path))
-    found: set[Path] = _digest_files(tree, path)
+    names: dict[str, None] = {}
     for node in ast.walk(tree):
         targets: list[str] = []
         if isinstance(node, ast.Import):
@@ -78,20 +113,9 @@ def _imports(path: Path, root: Path, source: str) -> frozenset[Path]:
                 base_name = ".".join(base + ([node.module] if node.module else []))
             else:
                 base_name = node.module or ""
-            # "from .data import dyck": the names may be submodules or attributes
             targets = [base_name] + [f"{base_name}.{alias.name}" for alias in node.names]
-        for name in targets:
-            if name == PACKAGE or name.startswith(PACKAGE + "."):
-                file = _module_file(name, root)
-                if file is not None and file != path:
-                    found.add(file)
-                # importing a.b.c runs the __init__ of a and a.b too
-                parent = name.rpartition(".")[0]
-                while parent.startswith(PACKAGE):
-                    if (init := _module_file(parent, root)) is not None:
-                        found.add(init)
-                    parent = parent.rpartition(".")[0]
-    return frozenset(found)
+        names |= {n: None for n in targets if n == PACKAGE or n.startswith(PACKAGE + ".")}
+    return [list(names), _digest_files(tree)]
 
 
 def closure(entries: tuple[str, ...], root: Path = ROOT) -> list[Path]:
@@ -182,10 +206,82 @@ def _dump(node) -> str:
 
 
 def _digest(entries: tuple[str, ...], root: Path, content) -> str:
-    digest = hashlib.sha256()
-    for path in closure(entries, root):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + content(path, root) + b"\0")
-    return digest.hexdigest()[:16]
+    """The digest of ``content`` of the closure's files; cached on disk by their paths and bytes
+    (the content functions read nothing else)."""
+    files = closure(entries, root)
+    key = hashlib.sha256(content.__name__.encode())
+    for path in files:
+        key.update(str(path.relative_to(root)).encode() + b"\0")
+        key.update(_file_digest(path))
+    found = _cache()["digests"].get(key.hexdigest())
+    if found is None:
+        digest = hashlib.sha256()
+        for path in files:
+            relative = str(path.relative_to(root)).encode()
+            digest.update(relative + b"\0" + content(path, root) + b"\0")
+        found = _cache()["digests"][key.hexdigest()] = digest.hexdigest()[:16]
+        _UNSAVED[0] = True
+    return found
+
+
+def _file_digest(path: Path) -> bytes:
+    """sha256 of a file's bytes (read again only when its size or time changed)."""
+    stat = path.stat()
+    return _bytes_digest(path, stat.st_size, stat.st_mtime_ns)
+
+
+@cache
+def _bytes_digest(path: Path, size: int, mtime_ns: int) -> bytes:
+    return hashlib.sha256(path.read_bytes()).digest()
+
+
+def digest_cache_path() -> Path:
+    """Where parsed imports and digests are kept: ``$XDG_CACHE_HOME/rnnrepro`` (default
+    ``~/.cache/rnnrepro``), one file per Python version (its syntax trees differ)."""
+    home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(home) / "rnnrepro" / f"digests-py{sys.version_info[0]}{sys.version_info[1]}.json"
+
+
+_CACHE_ENTRIES = 20_000  # past this, the older half is dropped
+_UNSAVED = [False]  # entries added since the cache was read: written when the process exits
+
+
+@cache
+def _cache() -> dict[str, dict]:
+    """The disk cache as read at the first digest of this process (empty when missing or
+    unreadable)."""
+    try:
+        data = json.loads(digest_cache_path().read_text())
+        if not (isinstance(data.get("imports"), dict) and isinstance(data.get("digests"), dict)):
+            data = {"imports": {}, "digests": {}}
+    except (OSError, ValueError, AttributeError):
+        data = {"imports": {}, "digests": {}}
+    atexit.register(_save_cache)
+    return data
+
+
+def _save_cache() -> None:
+    """Write the cache (atomically; other processes' entries written since are merged in).
+    A cache that cannot be written is no error: the digests are computed each time."""
+    if not _UNSAVED[0]:
+        return
+    path = digest_cache_path()
+    ours = _cache()
+    try:
+        theirs = json.loads(path.read_text())
+        for part in ours:
+            ours[part] = {**theirs.get(part, {}), **ours[part]}
+    except (OSError, ValueError, AttributeError):
+        pass
+    for part, entries in ours.items():
+        if len(entries) > _CACHE_ENTRIES:
+            ours[part] = dict(list(entries.items())[len(entries) // 2 :])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps(ours))
+        _UNSAVED[0] = False
+    except OSError:
+        pass
 
 
 @cache
