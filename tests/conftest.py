@@ -33,3 +33,11 @@ def full_fp32():
     precision.full_fp32()
     yield
     precision.restore(saved)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with slow (pipeline) tests first, each file's tests in their order: with
+    ``-n auto --dist loadfile`` a long file handed out last keeps one worker busy while the
+    others have finished."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
