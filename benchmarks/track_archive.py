@@ -56,7 +56,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
 import yaml
 
 from rnnrepro import config as cfg
@@ -233,6 +232,8 @@ def checkpoint(directory: Path, config: dict, run: cfg.Run) -> Path:
 def save(
     directory: Path, archive: Path, source: Path, config: dict, segment: tuple | None = None
 ) -> None:
+    import torch  # here: only saving reads model files, and status and restore start 2 s sooner
+
     commit = subprocess.run(
         ["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
         capture_output=True,
