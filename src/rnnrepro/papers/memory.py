@@ -175,7 +175,7 @@ OUTPUTS = (
     ),
     Output(
         "memory_table3",
-        title="memory Table 3 (examples of mistakes)",
+        title="memory Table 3: examples of mistakes",
         caption="""memory, Table 3: one agreement item for each pattern of mistakes of the three
         models (the first by file and line), as the paper's rows: ✗ wrong, ✓ right. Its CSV
         also counts the items of each pattern (Figure 2's regions) beside the paper's count.""",
