@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rnnrepro import buildcache
+
 ROOT = Path(__file__).resolve().parents[1]
 # Deterministic cuBLAS in every process the tests start (training subprocesses included):
 # without it, PyTorch's deterministic mode (warn_only) lets cuBLAS reduce in any order, and a
@@ -17,6 +19,9 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 # on 2 cores, each extra thread only waits at barriers (test_dynamic_eval_modes: 115 s with
 # 2 threads beside a training, 7 s with 1). Snakemake sets it per job from the rule's threads.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# The compiled recurrences in the build cache the workflow's jobs use (rnnrepro.buildcache), so
+# that the tests' own processes and the pipelines they start build them once, not twice.
+buildcache.use_own_cache()
 
 
 @pytest.fixture(scope="session")
