@@ -116,7 +116,7 @@ SAME_RUN = ("scale", "settings", *(f"code_{step}" for step in STEPS), "train_sec
 
 def load_config(path: Path, scale: str) -> dict:
     """The pipeline's config at ``scale``."""
-    config = yaml.safe_load(path.read_text())
+    config = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     config["scale"] = scale
     cfg.check(config)
     return config

@@ -41,8 +41,13 @@ def full_fp32():
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files with slow (pipeline) tests first, each file's tests in their order: with
-    ``-n auto --dist loadfile`` a long file handed out last keeps one worker busy while the
-    others have finished."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
+    """The files that mostly wait first (SLURM's scheduling: the other workers' pipelines,
+    which run jobs on 2 cores, fill the idle core), then those with slow (pipeline) tests, each
+    file's tests in their order: with ``-n auto --dist loadfile`` a long file handed out last
+    keeps one worker busy while the others have finished."""
+
+    def files(marker: str) -> set:
+        return {item.path for item in items if item.get_closest_marker(marker)}
+
+    waits, slow = files("waits"), files("slow")
+    items.sort(key=lambda item: (item.path not in waits, item.path not in slow))

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
-from pipeline_utils import ROOT
+from pipeline_utils import base_config
 
 from rnnrepro import config as cfg
 from rnnrepro.data import linzen
@@ -164,7 +163,7 @@ def test_stack_statistics_cover_every_step_and_sum_to_one():
 
 
 def test_agreement_config_names_a_bad_model_or_corpus():
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config = base_config()
     cfg.check(config)
     bad = copy.deepcopy(config)
     bad["experiments"]["memory"]["agreement"]["models"][0] = "lstm_9000"

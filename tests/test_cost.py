@@ -10,7 +10,6 @@ import sys
 from dataclasses import replace
 
 import pytest
-import yaml
 from pipeline_utils import ROOT, base_config
 
 from rnnrepro import config as cfg
@@ -207,7 +206,7 @@ def test_cli_on_the_shipped_config(tmp_path, capsys):
     code = estimate_cost.main([*args, *no_times, "--runs-dir", str(tmp_path), "--out", str(out)])
     assert code == 0
     printed = capsys.readouterr().out
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config = base_config()
     dyck = [r for r in cfg.runs(config) if cfg.family(r.dataset) == "dyck"]
     assert f"{len(dyck)} training jobs" in printed
     # with no measured epoch, neither the text runs nor the translation runs (whose CPU rate

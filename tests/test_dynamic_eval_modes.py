@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 import torch
 import yaml
+from pipeline_utils import base_config
 
 from rnnrepro.evaluation.dynamic import (
     DynamicEvalSettings,
@@ -144,7 +145,7 @@ def test_a_bad_mode_names_the_config_key():
         DynamicEvalSettings.from_dict({**settings, "mode": "moss"})
     assert DynamicEvalSettings.from_dict(settings).mode == "krause"  # the default
     # the workflow validates config.yaml first: the schema's error names the key
-    entries = yaml.safe_load((ROOT / "config.yaml").read_text())["dynamic_eval"]
+    entries = base_config()["dynamic_eval"]
     schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
     section = {**schema["properties"]["dynamic_eval"], "$defs": schema["$defs"]}
     validator = jsonschema.validators.validator_for(schema)(section)
@@ -155,5 +156,5 @@ def test_a_bad_mode_names_the_config_key():
 
 
 def test_major_minor_runs_mos_mode():
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config = base_config()
     assert {s.get("mode") for s in config["dynamic_eval"].values()} == {"mos"}

@@ -9,8 +9,7 @@ import subprocess
 import sys
 
 import pytest
-import yaml
-from pipeline_utils import ROOT, base_config
+from pipeline_utils import ROOT, base_config, write_yaml
 
 from rnnrepro import config as cfg
 from rnnrepro import makers, papers
@@ -166,7 +165,7 @@ OUTPUTS += (
     )
     work = tmp_path / "work"
     work.mkdir()
-    (work / "config.yaml").write_text(yaml.safe_dump(smoke()))
+    write_yaml(work / "config.yaml", smoke())
     env = {**os.environ, "PYTHONPATH": str(repo / "src")}  # the jobs import the edited copy
 
     def snakemake(*args: str) -> str:

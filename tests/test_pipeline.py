@@ -17,8 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-import yaml
-from pipeline_utils import ROOT, base_config, run_snakemake
+from pipeline_utils import ROOT, base_config, run_snakemake, write_yaml
 
 from rnnrepro import makers, papers
 
@@ -150,7 +149,7 @@ def test_a_device_this_machine_lacks_stops_before_any_job_and_deletes_nothing(sm
     assert proc.returncode != 0
     assert "config key 'device': 'cuda', but this machine has no CUDA device" in output
     assert {name: (run / name).stat().st_mtime_ns for name in before} == before
-    (smoke_run / "config.yaml").write_text(yaml.safe_dump(smoke_config()))  # as it was
+    write_yaml(smoke_run / "config.yaml", smoke_config())  # as it was
 
 
 def test_an_unwritable_checkpoint_directory_stops_before_any_job(tmp_path):
@@ -195,7 +194,7 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     unfinished run's checkpoint is kept and resumed to the same numbers."""
 
     def archive(action, workdir, config, name="archive", *extra):
-        (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+        write_yaml(workdir / "config.yaml", config)
         command = [sys.executable, str(ROOT / "benchmarks/track_archive.py"), action, *extra]
         command += ["--directory", str(workdir), "--archive", str(tmp_path / name)]
         command += ["--configfile", str(workdir / "config.yaml"), "--scale", "smoke"]

@@ -15,6 +15,7 @@ from pipeline_utils import (
     run_snakemake,
     write_linzen_fixture,
     write_linzen_full_fixture,
+    write_yaml,
 )
 
 pytestmark = pytest.mark.slow
@@ -41,7 +42,7 @@ def run_memory(root, corpus: str, write_corpus, edit=None, extra_words=()):
     mirror, sources = fixture_mirror(root, extra_words=extra_words)
     overrides = yaml.safe_load(sources.read_text())
     overrides[corpus] = write_corpus(mirror)
-    sources.write_text(yaml.safe_dump(overrides))
+    write_yaml(sources, overrides)
     config = memory_config(str(mirror), str(sources))
     if edit:
         edit(config["experiments"]["memory"])

@@ -16,7 +16,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from pipeline_utils import base_config, fixture_mirror, run_snakemake, write_fixture_corpora
+from pipeline_utils import (
+    base_config,
+    fixture_mirror,
+    run_snakemake,
+    write_fixture_corpora,
+    write_yaml,
+)
 
 from rnnrepro import makers, papers
 
@@ -150,11 +156,11 @@ def test_only_a_change_of_content_reruns_a_download(text_run, tmp_path):
     overrides = yaml.safe_load(Path(config["data_sources"]).read_text())
     moved = {**config, "data_mirror": str(tmp_path / "mirror")}
     moved["data_sources"] = str(tmp_path / "sources.yaml")
-    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    write_yaml(tmp_path / "sources.yaml", overrides)
     proc = run_snakemake(workdir, moved, *targets, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
     overrides["ptb_char"]["valid.txt"]["sha256"] = "0" * 64
-    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    write_yaml(tmp_path / "sources.yaml", overrides)
     plan = run_snakemake(workdir, moved, *targets, "-n", "--quiet", "rules").stdout
     assert re.search(r"^download\s+1$", plan, re.M), plan
     assert "ptb_text" in plan and "ptb_lines" not in plan, plan  # PTB words' lines: not char
@@ -165,7 +171,7 @@ def test_corrupt_mirror_file_stops_with_both_hashes(tmp_path, fixtures):
     mirror = tmp_path / "mirror"
     overrides = write_fixture_corpora(mirror)
     (mirror / "ptb" / "valid.txt").write_text("tampered\n")
-    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    write_yaml(tmp_path / "sources.yaml", overrides)
     config = text_config(str(mirror), str(tmp_path / "sources.yaml"))
     proc = run_snakemake(tmp_path, config, "results/data/ptb_word/train.txt", check=False)
     out = proc.stdout + proc.stderr
@@ -181,7 +187,7 @@ def test_offline_main_job_stops_before_any_job_starts(tmp_path, fixtures):
     for corpus in overrides.values():
         for name, entry in corpus.items():
             entry["url"] = f"http://127.0.0.1:9/{name}"  # discard port: nothing listens
-    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    write_yaml(tmp_path / "sources.yaml", overrides)
     config = base_config()
     config.update(scale="smoke", data_mirror="", data_sources=str(tmp_path / "sources.yaml"))
     started = time.monotonic()
@@ -197,7 +203,7 @@ def test_mirror_without_a_needed_file_stops_before_any_job(tmp_path, fixtures):
     mirror = tmp_path / "mirror"
     overrides = write_fixture_corpora(mirror)
     (mirror / "ptb-char" / "test.txt").unlink()
-    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+    write_yaml(tmp_path / "sources.yaml", overrides)
     config = base_config()
     config.update(
         scale="smoke", data_mirror=str(mirror), data_sources=str(tmp_path / "sources.yaml")
@@ -228,7 +234,7 @@ def test_downloads_through_http(tmp_path, fixtures):
         for corpus in overrides.values():
             for entry in corpus.values():
                 entry["url"] = f"http://127.0.0.1:{server.server_port}/{entry['mirror_path']}"
-        (tmp_path / "sources.yaml").write_text(yaml.safe_dump(overrides))
+        write_yaml(tmp_path / "sources.yaml", overrides)
         config = text_config("", str(tmp_path / "sources.yaml"))
         run_snakemake(tmp_path, config, "results/data/ptb_lines_bigram_fold1/train.txt")
     finally:

@@ -8,8 +8,7 @@ import hashlib
 import json
 
 import pytest
-import yaml
-from pipeline_utils import base_config, dry_run_jobs, run_snakemake
+from pipeline_utils import base_config, dry_run_jobs, run_snakemake, write_yaml
 
 pytestmark = pytest.mark.slow
 RUN = "results/runs/major_minor/wmt14_de_en/{model}/seed1"
@@ -97,7 +96,7 @@ def test_the_corpus_path_reads_wmts_files_through_the_mirror(tmp_path):
     validation set and the SGML test sets, downloaded (here: from a fixture mirror, verified by
     sha256) and prepared; Table XII then says that the runs read WMT."""
     mirror, work = tmp_path / "mirror", tmp_path / "work"
-    (tmp_path / "sources.yaml").write_text(yaml.safe_dump(write_wmt_fixture(mirror)))
+    write_yaml(tmp_path / "sources.yaml", write_wmt_fixture(mirror))
     work.mkdir()
     config = translation_config()
     config.update(data_mirror=str(mirror), data_sources=str(tmp_path / "sources.yaml"))

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
-from pipeline_utils import ROOT, base_config
+from pipeline_utils import ROOT, base_config, write_yaml
 
 from rnnrepro import config as cfg
 from rnnrepro.resources import run_resources
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.waits]
 
 SCRIPTS = ROOT / ".ci" / "slurm"
 CANNOT_HOST = 77  # up.sh's exit status when this machine cannot run the cluster
@@ -63,9 +62,8 @@ def small_config(train_size: int | None = None, max_epochs: int | None = None) -
 
 def snakemake_command(workdir: Path, config: dict, *args: str, profile: str = "slurm") -> list:
     """A Snakemake call with config, to be run in workdir; targets go before the options."""
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    write_yaml(workdir / "config.yaml", config)
     command = [sys.executable, "-m", "snakemake", *args, "--snakefile", str(ROOT / "Snakefile")]
-    command += ["--configfile", str(workdir / "config.yaml")]
     if profile == "local":
         return command + ["--cores", "2"]
     return command + [
