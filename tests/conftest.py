@@ -40,16 +40,6 @@ def full_fp32():
     precision.restore(saved)
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: one worker more than this process may use cores. A worker often waits
-    (SLURM's polls, a training run until it checkpoints, a pipeline's one-job stretches), and the
-    extra one fills its core: 12 min 32 s with 2 workers on 2 cores, 11 min 50 s with 3
-    (docs/layout.md). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides where set."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None
-    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else None
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files that mostly wait first (SLURM's scheduling: the other workers' pipelines,
     which run jobs on 2 cores, fill the idle core), then those with slow (pipeline) tests, each
