@@ -5,8 +5,11 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.util
+import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -35,25 +38,42 @@ def write_yaml(path: Path, data: dict) -> None:
     path.write_text(yaml.dump(data, Dumper=YAML_DUMPER))
 
 
+@functools.cache
+def _snakemake_server() -> subprocess.Popen:
+    server = [sys.executable, str(Path(__file__).with_name("snakemake_server.py"))]
+    return subprocess.Popen(server, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def snakemake_cli(
+    args: list[str], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """What ``python -m snakemake *args`` does and prints, in a process of its own forked from
+    a server that has imported Snakemake (tests/snakemake_server.py, one a pytest process)."""
+    server = _snakemake_server()
+    with tempfile.TemporaryDirectory() as scratch:
+        out, err = os.path.join(scratch, "stdout"), os.path.join(scratch, "stderr")
+        request = {"argv": list(args), "cwd": os.getcwd(), "stdout": out, "stderr": err}
+        request["env"] = dict(os.environ if env is None else env)
+        server.stdin.write(json.dumps(request) + "\n")
+        server.stdin.flush()
+        code = server.stdout.readline()
+        if not code:
+            raise RuntimeError(f"tests/snakemake_server.py ended ({server.poll()})")
+        stdout, stderr = Path(out).read_text(), Path(err).read_text()
+    command = [sys.executable, "-m", "snakemake", *args]
+    return subprocess.CompletedProcess(command, int(code), stdout, stderr)
+
+
 def run_snakemake(
     workdir: Path, config: dict, *args: str, check: bool = True, snakefile: Path | None = None
 ):
     """Run the pipeline (``snakefile``, default this repository's) with ``config`` in
     ``workdir``: written to its config.yaml, which the Snakefile reads (README: --directory)."""
     write_yaml(workdir / "config.yaml", config)
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(snakefile or ROOT / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--cores",
-        "2",
-        *args,
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    snakefile = str(snakefile or ROOT / "Snakefile")
+    proc = snakemake_cli(
+        ["--snakefile", snakefile, "--directory", str(workdir), "--cores", "2", *args]
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc

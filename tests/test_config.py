@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import copy
 import re
-import subprocess
-import sys
 
 import pytest
-from pipeline_utils import ROOT, base_config, run_snakemake
+from pipeline_utils import ROOT, base_config, run_snakemake, snakemake_cli
 
 from rnnrepro import config as cfg
 from rnnrepro.reporting.notes import scale_notes
@@ -114,12 +112,8 @@ def test_a_yaml_syntax_error_names_the_line_and_column(tmp_path):
     number = next(i for i, line in enumerate(lines) if line.startswith("data_mirror:"))
     lines[number] = 'data_mirror: "" : [oops'
     (tmp_path / "config.yaml").write_text("\n".join(lines) + "\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(ROOT / "Snakefile")]
-        + ["--directory", str(tmp_path)],
-        capture_output=True,
-        text=True,
-    )
+    snakefile = str(ROOT / "Snakefile")
+    proc = snakemake_cli(["-n", "--snakefile", snakefile, "--directory", str(tmp_path)])
     assert proc.returncode != 0
     assert (
         f"{tmp_path / 'config.yaml'}, line {number + 1}, column 17: invalid YAML: mapping values "
@@ -128,11 +122,9 @@ def test_a_yaml_syntax_error_names_the_line_and_column(tmp_path):
 
 
 def test_a_directory_without_a_config_file_reads_the_repositorys(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "dyck", "-n", "--snakefile", str(ROOT / "Snakefile")]
-        + ["--directory", str(tmp_path), "--config", "scale=smoke"],
-        capture_output=True,
-        text=True,
+    proc = snakemake_cli(
+        ["dyck", "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path)]
+        + ["--config", "scale=smoke"]
     )
     assert proc.returncode == 0, proc.stderr
     assert "train" in proc.stdout and not (tmp_path / "results").exists()

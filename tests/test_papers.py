@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
-from pipeline_utils import ROOT, base_config, write_yaml
+from pipeline_utils import ROOT, base_config, snakemake_cli, write_yaml
 
 from rnnrepro import config as cfg
 from rnnrepro import makers, papers
@@ -169,9 +167,8 @@ OUTPUTS += (
     env = {**os.environ, "PYTHONPATH": str(repo / "src")}  # the jobs import the edited copy
 
     def snakemake(*args: str) -> str:
-        cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile")]
-        cmd += ["--directory", str(work), "--cores", "1", *args]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        cmd = ["--snakefile", str(repo / "Snakefile"), "--directory", str(work), "--cores", "1"]
+        proc = snakemake_cli([*cmd, *args], env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc.stdout + proc.stderr
 
