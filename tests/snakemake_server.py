@@ -7,6 +7,7 @@ writes its exit code as a line on stdout. The forked process reads the Snakefile
 and the rnnrepro package afresh, as a new start does.
 """
 
+import atexit
 import json
 import os
 import sys
@@ -27,10 +28,11 @@ def run(request: dict) -> int:
                 file = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
                 os.dup2(file, fd)
                 os.close(file)
-            main(request["argv"])
+            main(request["argv"])  # always exits
         except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else (stop.code is not None)
+            code = 0 if stop.code is None else stop.code if isinstance(stop.code, int) else 1
         finally:
+            atexit._run_exitfuncs()  # as an interpreter's exit would
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
