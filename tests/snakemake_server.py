@@ -1,4 +1,4 @@
-"""Starts Snakemake for the tests without paying for its imports each time (~2 CPU seconds).
+"""Starts Snakemake for the tests without paying for its imports each time (~1.2 CPU s a start).
 
 Run by ``pipeline_utils.snakemake_cli``: it imports Snakemake once, then reads one request a
 line on stdin (JSON: argv, cwd, env, stdout and stderr paths), forks a process that runs
