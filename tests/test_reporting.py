@@ -600,6 +600,7 @@ def test_orderings_hold_on_the_papers_numbers():
         "second_order_lstm_table2",
         "memory_table1",
         "general_second_order_table1",
+        "multi_matrix_table2_ptb",
         "major_minor_table2",
         "major_minor_table3",
     }
