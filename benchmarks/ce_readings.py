@@ -53,8 +53,8 @@ def readings(model_file: Path, test: Path, batch_size: int) -> dict:
     """The run's identity and its test cross-entropy (nats) under each reading."""
     model, record = load_model(model_file)
     index = {token: i for i, token in enumerate(record["vocab"])}
-    if record["run"]["text"]["framing"] != "eos":
-        raise ValueError(f"{model_file}: the readings need a run with <eos> framing")
+    if record["run"]["text"]["framing"] not in ("eos", "stream"):
+        raise ValueError(f"{model_file}: the readings need a run whose sentences end in <eos>")
     sequences = encode(read_token_file(test), index, str(test))
     per_sentence: dict[int, torch.Tensor] = {}
     for i, _, nll, _ in scored_targets(model, sequences, "eos", index["<eos>"]):
