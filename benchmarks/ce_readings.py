@@ -20,8 +20,10 @@ average is taken:
   loop of that kind gives, not what a stream-trained model scores;
 
 and the mean nats of the three kinds of target: ``first_nats``, ``eos_nats``, ``inner_nats``
-(x_2..x_n). Also per run: the epoch the paper's Table 1 gives ("epochs to converge"), our best
-and last epochs, and the validation CE at each (``--paper-epochs model=N``).
+(x_2..x_n). Also per run: our best and last epochs with the validation CE at the best, and the
+validation CE at the paper's "epochs to converge" (Table 1, ``--paper-epochs model=N``) read as
+the best epoch (``val_if_paper_best``) and as the epochs trained, the best being N − patience
+(``val_if_paper_trained``); empty where our run stopped before.
 
     R=runs/mm-word/results
     python benchmarks/ce_readings.py --test $R/data/ptb_word/test.txt \\
@@ -40,7 +42,7 @@ import torch
 
 from rnnrepro.data.text import encode, read_token_file
 from rnnrepro.evaluation.text import evaluate_stream, scored_targets
-from rnnrepro.models import load_model
+from rnnrepro.models import load_model, read_model_file
 
 STREAM_COLUMNS, STREAM_BPTT = 10, 35  # pytorch/examples word_language_model's evaluation
 
@@ -88,17 +90,22 @@ def readings(model_file: Path, test: Path, batch_size: int) -> dict:
     }
 
 
-def curve(history: Path, paper_epochs: int | None) -> dict:
-    """Best and last epoch of the run and its validation CE there and at the paper's epoch."""
+def curve(history: Path, paper_epochs: int | None, patience: int) -> dict:
+    """Best and last epoch of the run, its validation CE there, and at the paper's "epochs to
+    converge" under both readings: the best epoch, or the epochs trained (best + patience)."""
     frame = pd.read_csv(history)
     val = frame.set_index("epoch")["val_loss"]
     best = int(val.idxmin())
+    at = {}
+    if paper_epochs is not None:
+        for key, epoch in (("best", paper_epochs), ("trained", paper_epochs - patience)):
+            at[f"val_if_paper_{key}"] = float(val[epoch]) if epoch in val.index else None
     return {
         "paper_epochs": paper_epochs,
         "best_epoch": best,
         "last_epoch": int(val.index.max()),
         "val_best": float(val[best]),
-        "val_at_paper_epoch": float(val[paper_epochs]) if paper_epochs in val.index else None,
+        **at,
     }
 
 
@@ -122,7 +129,8 @@ def main() -> None:
     rows = []
     for run in args.runs:
         row = readings(run / "model.pt", args.test, args.batch_size)
-        row |= curve(run / "history.csv", paper_epochs.get(row["model"]))
+        patience = read_model_file(run / "model.pt")["run"]["training"]["early_stopping_patience"]
+        row |= curve(run / "history.csv", paper_epochs.get(row["model"]), patience)
         rows.append(row)
         print(row, flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
