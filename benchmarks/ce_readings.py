@@ -51,15 +51,16 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-def readings(model_file: Path, test: Path, batch_size: int) -> dict:
+def readings(model_file: Path, test: Path, batch_size: int, device: str = "cpu") -> dict:
     """The run's identity and its test cross-entropy (nats) under each reading."""
     model, record = load_model(model_file)
+    model.to(device)
     index = {token: i for i, token in enumerate(record["vocab"])}
     if record["run"]["text"]["framing"] not in ("eos", "stream"):
         raise ValueError(f"{model_file}: the readings need a run whose sentences end in <eos>")
     sequences = encode(read_token_file(test), index, str(test))
     per_sentence: dict[int, torch.Tensor] = {}
-    for i, _, nll, _ in scored_targets(model, sequences, "eos", index["<eos>"]):
+    for i, _, nll, _ in scored_targets(model, sequences, "eos", index["<eos>"], device=device):
         per_sentence[i] = nll.double()
     nlls = [per_sentence[i] for i in sorted(per_sentence)]  # file order
     first = torch.stack([n[0] for n in nlls])
@@ -83,7 +84,7 @@ def readings(model_file: Path, test: Path, batch_size: int) -> dict:
         "no_first_no_eos": float(inner.mean()),
         "sentence_mean": mean([float(n.mean()) for n in nlls]),
         "batch_mean": mean(batch_means),
-        "stream": evaluate_stream(model, stream, STREAM_COLUMNS, STREAM_BPTT).loss,
+        "stream": evaluate_stream(model, stream, STREAM_COLUMNS, STREAM_BPTT, device).loss,
         "first_nats": float(first.mean()),
         "eos_nats": float(eos.mean()),
         "inner_nats": float(inner.mean()),

@@ -39,19 +39,25 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ce_readings import readings  # noqa: E402
+from ce_readings import STREAM_COLUMNS, readings  # noqa: E402
 
 from rnnrepro.models import read_model_file  # noqa: E402
 
 
-def arm_run(run: dict, arm: str, epochs: int, bptt: int, batch_size: int) -> dict:
-    """The run's settings for one arm: its own (``sentences``) or read as a stream."""
+def stream_run(run: dict, bptt: int, batch_size: int) -> dict:
+    """A sentence run's settings with the corpus read as one stream (``StreamTask``): BPTT
+    windows of ``bptt`` steps over ``batch_size`` columns, validated as a stream."""
     out = copy.deepcopy(run)
+    out["task"] = "stream"
+    out["text"] = {"framing": "stream", "metric": run["text"]["metric"]}
+    out["training"].update(bptt=bptt, batch_size=batch_size, eval_batch_size=STREAM_COLUMNS)
+    return out
+
+
+def arm_run(run: dict, arm: str, epochs: int, bptt: int, batch_size: int) -> dict:
+    """The run's settings for one arm (its own, or read as a stream) for ``epochs`` epochs."""
+    out = stream_run(run, bptt, batch_size) if arm == "stream" else copy.deepcopy(run)
     out["training"].update(max_epochs=epochs, early_stopping_patience=epochs)
-    if arm == "stream":
-        out["task"] = "stream"
-        out["text"] = {"framing": "stream", "metric": run["text"]["metric"]}
-        out["training"].update(bptt=bptt, batch_size=batch_size, eval_batch_size=10)
     return out
 
 

@@ -6,9 +6,12 @@ It runs as on the GPU machine: from the source tree, without the packages that m
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,10 +19,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 from pipeline_utils import ROOT, base_config, load_benchmark
-from test_stream import write_corpus
+from test_stream import WORDS, write_corpus
 
 from rnnrepro import config as cfg
 from rnnrepro import cost
+from rnnrepro.data import text
+from rnnrepro.provenance import code_digest, model_module
 
 pytestmark = pytest.mark.slow
 
@@ -260,3 +265,49 @@ def test_a_failed_cuda_test_says_where_and_what_it_printed(tmp_path):
     assert "test_failing.py:2 < " in message and "test_failing.py:7" in message, message
     assert "Kernel.cu:42: block: [0,0,0] Assertion `idx` failed." in message, message
     assert len(message) <= 500
+
+
+def test_the_word_track_call_runs_on_a_cpu(tmp_path):
+    """benchmarks/gpu_word_track.py as on the GPU machine: each model trains at the pipeline's
+    settings with the pipeline's code digest, a finished paper model is evaluated by the
+    pipeline's script and packed with its files, the stream variant trains on the stream and
+    comes back as CSV rows only."""
+    data = tmp_path / "ptb_word"
+    rng = random.Random(0)  # sentences: lines of 3-15 words, none empty
+    splits = {
+        split: [rng.choices(WORDS, k=rng.randint(3, 15)) for _ in range(n)]
+        for split, n in (("train", 60), ("val", 15), ("test", 15))
+    }
+    splits["train"][0] = list(WORDS)
+    text.write_dataset(data, splits, text.build_vocab(splits["train"]))
+    out, work = tmp_path / "out", tmp_path / "work"
+    command = [sys.executable, str(ROOT / "benchmarks" / "gpu_word_track.py"), "--device", "cpu"]
+    command += ["--data", str(data), "--out", str(out), "--work", str(work), "--max-epochs", "2"]
+    command += ["--budget", "150", "--reserve", "30", "--models", "rnn", "lstm_stream"]
+    env = device_image_env(tmp_path)
+    env.pop("RNNREPRO_KERNELS", None)
+    proc = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "run_rnn.tar",
+        "word_epochs.csv",
+        "word_track.csv",
+    ]
+    rows = pd.read_csv(out / "word_track.csv").set_index("model")
+    assert rows["finished"].all() and (rows["epochs"] == 2).all()
+    config = {**base_config(), "scale": "paper"}
+    for model, base in (("rnn", "rnn"), ("lstm_stream", "lstm")):
+        architecture = cfg.architecture(config, "multi_matrix", base)
+        assert rows.loc[model, "code_train"] == code_digest(
+            "scripts/train.py", model_module(architecture)
+        )
+    # the pipeline's test CE is the readings' sentence by sentence
+    assert rows.loc["rnn", "test_ce"] == pytest.approx(rows.loc["rnn", "test_sentences"])
+    with tarfile.open(out / "run_rnn.tar") as tar:
+        assert sorted(tar.getnames()) == ["history.csv", "metrics.json", "model.pt"]
+        metrics = json.load(tar.extractfile("metrics.json"))
+    expected = cfg.run_config(config, "multi_matrix", "ptb_word", "rnn")
+    expected["training"]["max_epochs"] = 2
+    assert metrics["run"] == expected and metrics["test"]["loss"] == rows.loc["rnn", "test_ce"]
+    stream_log = (work / "lstm_stream" / "train.log").read_text()
+    assert "stream of" in stream_log and "BPTT 35" in stream_log
