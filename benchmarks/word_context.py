@@ -4,7 +4,7 @@ sentence) against the same model trained on for as many epochs on sentences, fro
 weights and with the same settings.
 
 The pipeline trains and scores multi_matrix's word models sentence by sentence, each from a zero
-state (docs/methods.md §2.6: the [A] reading of "each line is one sequence"); the paper does not
+state (docs/methods.md §1.3: the [A] reading of "each line is one sequence"); the paper does not
 say, and a loop in the style of pytorch/examples' word_language_model reads PTB as one stream.
 Retraining a model on the stream to its end costs what the track's run did (4-5 hours on one
 core), so this script measures the effect at a fraction of that: both arms start from the run's

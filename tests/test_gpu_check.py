@@ -1,8 +1,10 @@
 """benchmarks/gpu_check.py on a CPU (``--sample small``), so that the GPU check cannot rot
 where there is no GPU: every CSV is written, the epoch samples cover the prepared data only, every
 step ends by its deadline, a failure or an overrun is one row and the next step starts, and the
-paper-scale training (its own call) stops within its budget with its finished epochs reported.
-It runs as on the GPU machine: from the source tree, without the packages that machine lacks."""
+paper-scale training (its own call) stops within its budget with its finished epochs reported;
+and benchmarks/gpu_word_track.py (multi_matrix's word models, a call of its own) trains, evaluates
+and packs what the archive needs. It runs as on the GPU machine: from the source tree, without
+the packages that machine lacks."""
 
 from __future__ import annotations
 
