@@ -613,7 +613,7 @@ def training(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, d
                     seen += 1
                     yield "training.csv", row
         finally:
-            if proc.poll() is None:
+            if proc.poll() is None and not ended_by_itself(log_path):
                 proc.send_signal(signal.SIGTERM)  # checkpoints and exits
             # it has until the step's hard deadline to write its checkpoint, then it is killed
             stop(proc, max(deadline + context.grace - time.monotonic(), 0.5))
@@ -648,6 +648,14 @@ def training(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, d
             "note": note,
         },
     )
+
+
+def ended_by_itself(log: Path) -> bool:
+    """Whether a training has logged the end of its epochs (``rnnrepro.training.train``'s
+    ``stopped:`` line): it is writing its model and history and is not to be stopped. A
+    SIGTERM then would kill it mid-write, past the handler that turns one into a checkpoint
+    (seen: a run that stopped early at the deadline, its model written, reported as exit -15)."""
+    return any(line.startswith("stopped: ") for line in log.read_text().splitlines())
 
 
 def epoch_rows(log: Path) -> list[dict]:

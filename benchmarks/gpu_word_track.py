@@ -47,7 +47,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from ce_readings import readings  # noqa: E402
-from gpu_check import CALL_OUTPUTS, epoch_rows, process_start, stop  # noqa: E402
+from gpu_check import CALL_OUTPUTS, ended_by_itself, epoch_rows, process_start, stop  # noqa: E402
 from word_context import stream_run  # noqa: E402
 
 from rnnrepro import config as cfg  # noqa: E402
@@ -183,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             if model not in rows and proc.poll() is not None:
                 rows[model] = summary(model, proc, work, code, args, end, device_name)
         time.sleep(1.0)
-    for model, (proc, *_) in jobs.items():
-        if model not in rows and proc.poll() is None:
+    for model, (proc, work, _) in jobs.items():
+        if model not in rows and proc.poll() is None and not ended_by_itself(work / "train.log"):
             proc.terminate()  # SIGTERM: the run checkpoints and exits
     for model, (proc, work, code) in jobs.items():
         if model not in rows:

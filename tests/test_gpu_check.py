@@ -196,6 +196,39 @@ def test_the_paper_scale_training_is_its_own_call_within_its_budget(tmp_path):
         assert (tmp_path / "work" / "training" / "checkpoint.pt").exists()
 
 
+def test_a_training_that_ended_by_itself_is_not_stopped(tmp_path, monkeypatch):
+    """A training that has logged its end (``stopped: ...``) is writing its model when the budget
+    runs out: it gets no SIGTERM (which would kill it mid-write, exit -15, its finished run
+    reported as stopped) and is waited for. Seen in a loaded CI run of the training call."""
+    gpu_check = load_benchmark("gpu_check")
+    write_corpus(tmp_path / "data" / "ptb_stream", lines=40)
+    # the training: its last epoch and end logged at once, then 3 s of writing its model
+    fake = (
+        "import time; print('epoch=1 train_loss=5.0 val_loss=5.0', flush=True); "
+        "print('stopped: no improvement for 5 epochs; best epoch 1', flush=True); "
+        "time.sleep(3)"
+    )
+    popen = subprocess.Popen
+
+    def training_replaced(command, *args, **kwargs):
+        if "rnnrepro.scripts.train" in command:
+            command = [sys.executable, "-c", fake]
+        return popen(command, *args, **kwargs)
+
+    monkeypatch.setattr(gpu_check.subprocess, "Popen", training_replaced)
+    config = {**base_config(), "scale": "paper"}
+    context = SimpleNamespace(
+        device=gpu_check.torch.device("cpu"), data=tmp_path / "data", config=config,
+        work=tmp_path / "work", grace=6.0,
+    )  # fmt: skip
+    # the evaluation's reserve (a quarter of 2 s on a CPU) begins while it writes
+    rows = list(gpu_check.training(context, time.monotonic() + 2.0))
+    summary = rows[-1][1]
+    assert rows[0] == ("training.csv", {"epoch": 1, "train_loss": "5.0", "val_loss": "5.0"})
+    assert summary["exit_code"] == 0 and summary["finished"] and summary["epochs"] == 1
+    assert summary["note"] == "trained; the test evaluation did not fit the budget"
+
+
 def test_an_epoch_sample_of_a_corpus_of_one_batch(tmp_path):
     """A corpus smaller than the timed steps repeats its batches (it divided by zero)."""
     epoch_times = load_benchmark("epoch_times")
