@@ -27,7 +27,7 @@ the best epoch (``val_if_paper_best``) and as the epochs trained, the best being
 
     R=runs/mm-word/results
     python benchmarks/ce_readings.py --test $R/data/ptb_word/test.txt \\
-        --runs $R/runs/multi_matrix/ptb_word/{rnn,lstm,mmlstm}/seed1 \\
+        --runs $R/runs/multi_matrix/ptb_word/{rnn,lstm,mmrnn,mmlstm}/seed1 \\
         --paper-epochs rnn=29 lstm=33 lstm_2l=47 mmrnn=24 mmlstm=33 mmlstm_2l=50 \\
         --out benchmarks/results/multi_matrix_word/ce_readings.csv
 """
