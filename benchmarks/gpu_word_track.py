@@ -46,16 +46,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from ce_readings import readings  # noqa: E402
+from ce_readings import STREAM_BPTT, readings  # noqa: E402
 from gpu_check import CALL_OUTPUTS, ended_by_itself, epoch_rows, process_start, stop  # noqa: E402
 from word_context import stream_run  # noqa: E402
 
 from rnnrepro import config as cfg  # noqa: E402
+from rnnrepro.models import read_model_file  # noqa: E402
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
 
 PAPER_MODELS = ("rnn", "lstm", "lstm_2l", "mmrnn", "mmlstm", "mmlstm_2l")
 VARIANTS = {"lstm_stream": "lstm"}  # variant -> the paper model whose settings it changes
-STREAM_BPTT = 35
 
 
 def settings(config: dict, model: str, max_epochs: int | None) -> tuple[dict, str]:
@@ -127,7 +127,7 @@ def summary(
     }
     if proc.returncode != 0:
         return row
-    record = torch.load(work / "model.pt", map_location="cpu", weights_only=False)
+    record = read_model_file(work / "model.pt")
     row |= {"best_epoch": record["best_epoch"], "params": record["params"]["total"]}
     row["train_seconds"] = round(record["train_seconds"], 1)
     try:

@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ce_readings import STREAM_COLUMNS, readings  # noqa: E402
+from ce_readings import STREAM_BPTT, STREAM_COLUMNS, readings  # noqa: E402
 
 from rnnrepro.models import read_model_file  # noqa: E402
 
@@ -66,7 +66,9 @@ def main() -> None:
     parser.add_argument("--run-dir", type=Path, required=True, help="a finished sentence run")
     parser.add_argument("--data", type=Path, required=True, help="its prepared ptb_word folder")
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--bptt", type=int, default=35, help="stream arm: steps per window")
+    parser.add_argument(
+        "--bptt", type=int, default=STREAM_BPTT, help="stream arm: steps per window"
+    )
     parser.add_argument(
         "--batch-size", type=int, help="stream arm: columns (default: the run's batch size)"
     )
