@@ -153,6 +153,7 @@ def test_objective_adds_ar_tar_and_the_model_terms():
         ("sgd", 0.1),  # w - lr * grad, grad = -1
         ("adam", 0.1),  # Adam's first step is lr * sign(grad)
         ("rmsprop", 0.1 / (0.01**0.5 + 1e-8)),  # lr * g / sqrt((1 - alpha) g^2)
+        ("rmsprop_tf", 0.1 / (0.9 + 0.1 + 1e-10) ** 0.5),  # v from 1: lr * g / sqrt(0.9 + 0.1 g^2)
     ],
 )
 def test_optimizer_choice(tmp_path, optimizer, expected):
@@ -164,6 +165,20 @@ def test_weight_decay_enters_the_gradient(tmp_path):
     _, _, model = run(tmp_path, [1.0, 1.0], optimizer="sgd", weight_decay=0.5)
     # step 1: w = 0.1; step 2: grad = -1 + 0.5 * 0.1 = -0.95 -> w = 0.1 + 0.095
     assert model.w.item() == pytest.approx(0.195)
+
+
+def test_tensorflow_rmsprop_follows_its_update_rule_with_l2_in_the_gradient(tmp_path):
+    """Three steps of ``rmsprop_tf`` with weight decay against the rule written out: the ℓ2 term
+    enters the gradient before the accumulator, which starts at 1 and decays by 0.9."""
+    _, _, model = run(tmp_path, [1.0] * 3, optimizer="rmsprop_tf", weight_decay=0.5)
+    w, v = 0.0, 1.0
+    for _ in range(3):
+        g = -1.0 + 0.5 * w
+        v = 0.9 * v + 0.1 * g * g
+        w -= 0.1 * g / math.sqrt(v + 1e-10)
+    assert model.w.item() == pytest.approx(w, rel=1e-6)
+    torch_rmsprop = run(tmp_path / "torch", [1.0] * 3, optimizer="rmsprop", weight_decay=0.5)[2]
+    assert abs(torch_rmsprop.w.item() - w) > 0.5  # the two forms differ from the first step
 
 
 def test_unknown_optimizer_and_asgd_without_sgd_are_refused():

@@ -1,5 +1,6 @@
 """Training procedures: a named, configured object (config key ``training.<name>``) that owns
-the optimiser (Adam, RMSprop or SGD with weight decay), its schedules (plateau decay, per-batch
+the optimiser (Adam, RMSprop in PyTorch's or TensorFlow 1's form, or SGD with weight decay), its
+schedules (plateau decay, per-batch
 LR scaling), NT-ASGD weight averaging with validation on the averaged weights, the extra loss
 terms (AR/TAR and model-defined terms), the stopping rule and what a non-finite loss means.
 
@@ -21,9 +22,43 @@ from torch import nn
 # validation loss (``ReduceLROnPlateau``; early stopping after that many such epochs in a row);
 # "increase", an epoch whose validation loss is above the previous epoch's (counted in a row).
 BAD_EPOCH_READINGS = ("no_improvement", "increase")
+
+
+class RMSpropTF(torch.optim.Optimizer):
+    """RMSprop as TensorFlow 1's ``tf.train.RMSPropOptimizer`` with its defaults (decay 0.9,
+    ε = 1e-10 inside the square root, no momentum), whose accumulator starts at 1:
+    ``v ← 0.9 v + 0.1 g²; w ← w − lr · g / √(v + ε)``, ``g`` including ``weight_decay · w`` (an
+    ℓ2 term added to the loss). PyTorch's ``RMSprop`` (α = 0.99, ε outside the root, v from 0)
+    makes its first steps ~10 · lr per weight; this one starts at ~lr · g (docs/methods.md
+    §11.2)."""
+
+    def __init__(
+        self, params, lr: float, weight_decay: float = 0.0, decay: float = 0.9, eps: float = 1e-10
+    ):
+        defaults = {"lr": lr, "weight_decay": weight_decay, "decay": decay, "eps": eps}
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None if closure is None else closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad.add(p, alpha=group["weight_decay"])
+                state = self.state[p]
+                if "square_avg" not in state:
+                    state["square_avg"] = torch.ones_like(p)
+                square_avg = state["square_avg"]
+                square_avg.mul_(group["decay"]).addcmul_(grad, grad, value=1 - group["decay"])
+                p.addcdiv_(grad, square_avg.add(group["eps"]).sqrt_(), value=-group["lr"])
+        return loss
+
+
 OPTIMIZERS = {
     "adam": torch.optim.Adam,
     "rmsprop": torch.optim.RMSprop,
+    "rmsprop_tf": RMSpropTF,
     "sgd": torch.optim.SGD,
 }
 ON_NONFINITE = ("error", "diverged")
@@ -69,7 +104,7 @@ class Procedure:
     eval_batch_size: int = 10  # stream datasets: columns of the validation stream
     test_batch_size: int | None = None  # columns of the test stream (default eval_batch_size)
     max_eval_tokens: int | None = None  # validate and test on the first N tokens of a stream
-    optimizer: str = "adam"  # "adam", "rmsprop" or "sgd"
+    optimizer: str = "adam"  # a key of OPTIMIZERS
     weight_decay: float = 0.0  # L2 penalty of the optimiser
     # NT-ASGD (AWD-LSTM): with SGD, average the weights from the epoch whose validation loss is
     # worse than the best one more than ``asgd_nonmono`` epochs back; validate on the average

@@ -1,0 +1,173 @@
+"""Which recipe lets memory's LSTM-650 learn? The first paper-scale run
+(``gpu_check_h200/training``, trial 1, λ read as ``weight_decay``) stood at validation
+perplexity 287 after 16 of 40 epochs against the paper's 67.2 (test). The paper (§3.1) names
+RMSprop and an "ℓ2 regularization parameter" in [1e-4, 5e-4], and neither which RMSprop nor what
+the ℓ2 is added to.
+
+Each arm is ``OPTIMIZER/READING/LR``:
+
+- ``OPTIMIZER``: ``rmsprop`` (PyTorch's: α = 0.99, ε outside the root, accumulator from 0) or
+  ``rmsprop_tf`` (TensorFlow 1's ``RMSPropOptimizer``: decay 0.9, ε = 1e-10 inside the root,
+  accumulator from 1), the pipeline's ``training.optimizer`` settings;
+- ``READING``: what the paper's λ sits beside, so RMSprop's ``weight_decay`` (beside our mean loss
+  per token) is λ (``mean``), λ / 35 (``sequence``: the loss summed over a sequence's 35 tokens),
+  λ / 1,120 (``batch``: summed over the batch's 32 × 35 tokens) or 0 (``none``);
+- ``LR``: a number, or ``trial`` for the trial's sample.
+
+An arm trains the run of ``--trial`` (``rnnrepro.config.run_config`` at ``paper`` scale: the
+pipeline's model, task, procedure and loop, seed 1, one CPU thread) for ``--batches`` batches of
+the first epoch and validates on the full validation set every ``--every`` batches; one CSV row per
+validation. λ is the trial's sample read back from config.yaml's search (which holds
+``weight_decay`` under the ``sequence`` reading) unless ``--paper-l2`` gives it.
+
+    python benchmarks/memory_recipe.py --data runs/paper_data/results/data/ptb_stream \\
+        --arms rmsprop/sequence/trial rmsprop_tf/sequence/trial \\
+        --out benchmarks/results/memory_recipe.csv --append
+
+Earlier, ``memory_l2.csv`` (200 batches, one validation each, PyTorch's RMSprop): the ℓ2 readings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import yaml
+from csvrows import write_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from rnnrepro import config as cfg  # noqa: E402
+from rnnrepro.models import build_model  # noqa: E402
+from rnnrepro.procedures import OPTIMIZERS, Procedure  # noqa: E402
+from rnnrepro.tasks import make_task  # noqa: E402
+from rnnrepro.training import seed_everything, train, validating  # noqa: E402
+
+READINGS = {"mean": 1, "sequence": 35, "batch": 32 * 35, "none": None}
+SEED = 1
+
+
+def weight_decay(reading: str, paper_l2: float) -> float:
+    """RMSprop's ``weight_decay`` for the paper's λ under ``reading`` (batch 32, BPTT 35)."""
+    divisor = READINGS[reading]
+    return 0.0 if divisor is None else paper_l2 / divisor
+
+
+def parse_arm(text: str) -> tuple[str, str, str]:
+    """``OPTIMIZER/READING/LR`` checked, or argparse's error naming the part that is wrong."""
+    parts = text.split("/")
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(f"{text!r}: not OPTIMIZER/READING/LR")
+    optimizer, reading, lr = parts
+    if optimizer not in OPTIMIZERS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: optimizer {optimizer!r} not in {list(OPTIMIZERS)}"
+        )
+    if reading not in READINGS:
+        raise argparse.ArgumentTypeError(f"{text!r}: reading {reading!r} not in {list(READINGS)}")
+    if lr != "trial":
+        try:
+            float(lr)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: LR {lr!r} is not a number or 'trial'"
+            ) from None
+    return optimizer, reading, lr
+
+
+class ValidatedEvery:
+    """The run's task, validating the model on the full validation set after every ``every``
+    optimiser steps (``rows``); the training state is untouched (the stream's carried state is
+    the task's own, validation keeps its own, dropout is off and draws no random numbers)."""
+
+    def __init__(self, task, model, every: int, started: float):
+        self.task, self.model, self.every, self.started = task, model, every, started
+        self.rows, self.steps, self.window = [], 0, []
+
+    def __getattr__(self, name):
+        return getattr(self.task, name)
+
+    def row(self, val_loss: float) -> dict:
+        """A CSV row after ``steps`` steps; ``train_loss``: the mean over the steps since the
+        last row (with dropout on)."""
+        row = {
+            "batches": self.steps,
+            "train_loss": sum(self.window) / len(self.window),
+            "val_loss": val_loss,
+            "val_ppl": math.exp(val_loss),
+            "seconds": round(time.monotonic() - self.started, 1),
+        }
+        self.window = []
+        print(row, flush=True)
+        return row
+
+    def batch_loss(self, model, batch):
+        if self.steps and self.steps % self.every == 0:
+            with validating(model, "training"):
+                self.rows.append(self.row(self.task.evaluate(model)["loss"]))
+            model.train()
+        loss = self.task.batch_loss(model, batch)
+        self.window.append(loss.nll.item() / loss.count)
+        self.steps += 1
+        return loss
+
+
+def run_arm(run: dict, data: Path, batches: int, every: int, work: Path) -> list[dict]:
+    """Train ``run`` for ``batches`` batches of epoch 1, validating every ``every`` and at the
+    end (the loop's own end-of-epoch validation); the rows."""
+    files = [str(data / name) for name in ("train.txt", "val.txt", "vocab.txt")]
+    task = make_task(run, SEED, torch.device("cpu"), *files)
+    seed_everything(SEED)
+    model = build_model(run["architecture"], task.vocab, **run["hparams"])
+    procedure = Procedure.from_dict(run["training"] | {"max_batches": batches, "max_epochs": 1})
+    watched = ValidatedEvery(task, model, every, time.monotonic())
+    result, _ = train(model, procedure, watched, work / "checkpoint.pt", "recipe", lambda _: None)
+    return [*watched.rows, watched.row(result.history[-1]["val_loss"])]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="prepared ptb_stream folder")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--arms", nargs="+", type=parse_arm, required=True)
+    parser.add_argument("--trial", type=int, default=1)
+    parser.add_argument("--model", default="lstm_650")
+    parser.add_argument("--batches", type=int, default=830, help="830: one PTB epoch")
+    parser.add_argument("--every", type=int, default=200)
+    parser.add_argument("--paper-l2", type=float, help="the paper's λ (default: the trial's)")
+    parser.add_argument("--append", action="store_true", help="add rows to an existing --out")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    config = yaml.safe_load((ROOT / "config.yaml").read_text()) | {"scale": "paper"}
+    run = cfg.run_config(config, "memory", "ptb_stream", args.model, trial=args.trial)
+    paper_l2 = args.paper_l2 or run["training"]["weight_decay"] * READINGS["sequence"]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip()  # fmt: skip
+    for optimizer, reading, lr in args.arms:
+        arm = run | {"training": run["training"] | {
+            "optimizer": optimizer, "weight_decay": weight_decay(reading, paper_l2),
+            "lr": run["training"]["lr"] if lr == "trial" else float(lr)}}  # fmt: skip
+        with tempfile.TemporaryDirectory() as work:
+            rows = run_arm(arm, args.data, args.batches, args.every, Path(work))
+        settings = {
+            "arm": f"{optimizer}/{reading}/{lr}", "model": args.model, "trial": args.trial,
+            "seed": SEED, "optimizer": optimizer, "reading": reading, "paper_l2": paper_l2,
+            "weight_decay": arm["training"]["weight_decay"], "lr": arm["training"]["lr"],
+            "commit": commit,
+        }  # fmt: skip
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_rows(args.out, [settings | row for row in rows], append=args.append or None)
+        args.append = True
+        print(json.dumps(settings), flush=True)
+
+
+if __name__ == "__main__":
+    main()
