@@ -50,7 +50,7 @@ runs out: its finished epochs, and its test perplexity if it finished (``evaluat
 
 ``--sample small`` shrinks every step (one repeat, the Dyck size only, one batch per model) so
 that the test suite runs the check on a CPU in under a minute (``tests/test_gpu_check.py``).
-The CSVs of a GPU run go to ``benchmarks/results/gpu/`` (benchmarks/README.md, "GPU check");
+The CSVs of a GPU run go to ``benchmarks/results/gpu/`` (benchmarks/notes/gpu_check.md);
 ``cells.csv`` and ``epoch_times.csv`` there are the GPU tables ``rnnrepro.resources`` and
 ``rnnrepro.scripts.estimate_cost`` read.
 """

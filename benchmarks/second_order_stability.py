@@ -1,10 +1,9 @@
 """How far general_second_order's general second-order RNN is from exploding, from its training
 checkpoints.
 
-The tanh model without D and E (``so_tanh``) diverges on fold 1 at the paper's size (benchmarks
-README, "general_second_order's tanh model at the paper's size diverges"). This script reads a
-series of training checkpoints of one run (``results/checkpoints/...`` files copied as the run
-wrote them) and measures, per checkpoint:
+The tanh model without D and E (``so_tanh``) diverges on fold 1 at the paper's size
+(benchmarks/notes/tanh_divergence.md). This script reads a series of training checkpoints of one
+run (``results/checkpoints/...`` files copied as the run wrote them) and measures, per checkpoint:
 
 - ``rms_A``, ``rms_B``, ``rms_C`` (and ``rms_E`` when present): the weights' root mean square;
 - ``gain_median``, ``gain_max``: over the vocabulary's characters v, the spectral norm of the

@@ -24,3 +24,17 @@ def test_conda_env_lists_every_base_dependency():
     env = yaml.safe_load((ROOT / "envs/rnnrepro.yaml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert requirement_names(project["dependencies"]) <= requirement_names(pip)
+
+
+def test_the_cluster_profile_works_after_the_base_install():
+    """A cluster user's first contact: the README's setup command (`pip install -e .`) must
+    bring the executor plugin of profiles/slurm, or the README's SLURM command stops in
+    Snakemake's parser (`invalid choice: 'slurm'`)."""
+    profile = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    plugin = f"snakemake-executor-plugin-{profile['executor']}"
+    assert plugin in requirement_names(project["dependencies"])
+    readme = (ROOT / "README.md").read_text()
+    cluster = readme[readme.index("## Cluster execution") :]
+    assert "pip install -e ." in cluster.split("```")[0]  # the section says what installs it
+    assert "[dev]" not in cluster.split("```")[0]

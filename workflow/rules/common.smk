@@ -207,9 +207,11 @@ OUTPUTS = makers.outputs()
 
 
 def all_targets():
-    """Every table and figure the config makes, every later stage and every random search."""
+    """The scoreboard, every table and figure the config makes, every later stage and every
+    random search."""
     targets = (
-        makers.targets(config)
+        ["results/scoreboard.md"]
+        + makers.targets(config)
         + stage_files("metrics.json")
         + [f"results/runs/{run.path}/search.json" for run in searched_runs()]
     )

@@ -71,3 +71,42 @@ rule figure:
         code=lambda w: script_code(makers.MAKERS[output_of(w).maker].script),
     shell:
         "python -m rnnrepro.scripts.{params.script} {params.options} --out {output:q} > {log:q} 2>&1"
+
+
+# The scoreboard: every paper number with the best evidence for it (this directory's runs, the
+# archived paper-scale runs), per paper a summary line, the claims and a figure; the report
+# opens on it.
+rule scoreboard:
+    input:
+        unpack(scoreboard_inputs),
+    output:
+        csv="results/scoreboard.csv",
+        md=report(
+            "results/scoreboard.md",
+            caption="../report/scoreboard.rst",
+            category="0 Scoreboard",
+        ),
+        figure=report(
+            "results/figures/scoreboard.png",
+            caption="../report/scoreboard.rst",
+            category="0 Scoreboard",
+        ),
+    log:
+        "results/logs/scoreboard.log",
+    localrule: True
+    conda:
+        "../../envs/rnnrepro.yaml"
+    params:
+        scale=config["scale"],
+        archives=repository_path(config["reporting"]["archives"]),
+        notes=repository_path(config["reporting"]["notes"]),
+        measurements=repository_path("benchmarks/results"),
+        tolerances=json.dumps(config["reporting"]["tolerances"]),
+        code=script_code("make_scoreboard"),
+    shell:
+        "python -m rnnrepro.scripts.make_scoreboard --scale {params.scale}"
+        " --metrics {input.metrics:q} --archives {params.archives:q} --notes {params.notes:q}"
+        " --config {input.config:q} --measurements {params.measurements:q}"
+        " --tolerances {params.tolerances:q}"
+        " --out-csv {output.csv:q} --out-md {output.md:q} --out-figure {output.figure:q}"
+        " > {log:q} 2>&1"

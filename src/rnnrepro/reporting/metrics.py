@@ -116,8 +116,8 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
     Reads loss, ppl, wcpa, bpc and ce of both splits (missing or null -> NaN), so Dyck, character
     and word runs mix freely; each test set of ``tests`` (a translation run's) gives a column
     ``<test set>_<key>`` per scalar it holds (``newstest2015_bleu``; a signature stays a
-    string); ``family``/``fold`` come from the dataset name, ``scale`` from the file (empty when
-    absent).
+    string); ``family``/``fold`` come from the dataset name, ``scale`` and ``devices`` (joined by
+    "+") from the file (empty when absent).
     """
     rows = []
     for path in paths:
@@ -129,6 +129,7 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
         row["family"] = dataset.unfolded
         row["fold"] = dataset.fold
         row["scale"] = m.get("scale") or ""
+        row["devices"] = "+".join(m.get("devices") or [])  # where it trained, e.g. "cpu+cuda"
         run = m.get("run") or {}
         stream = run.get("task") == "stream"
         row["eval_tokens"] = (run.get("training") or {}).get("max_eval_tokens", 0) if stream else 0

@@ -79,6 +79,9 @@ COLUMN_LEGEND = {
 # columns a Markdown table leaves out when no row has a value
 OPTIONAL_COLUMNS = ("floor", "unigram", "n-gram", "copy")
 PAPER_SCALE = "paper"
+# the scales whose runs train at the papers' settings (config.yaml): paper, and fold1 (the same
+# on one of general_second_order's five folds, which the paper averages)
+PAPER_SETTINGS = (PAPER_SCALE, "fold1")
 BOUND_CHECKS = {
     "<": np.less,
     "<=": np.less_equal,
@@ -119,6 +122,21 @@ def scaled_verdict(verdict: str, scales: set[str]) -> str:
     return f"{'/'.join(reduced)}-scale {verdict}"
 
 
+def matched_runs(runs: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
+    """The runs reference row ``ref`` is compared with: its paper's experiment, its dataset or
+    the folds of its family, its model, its stage (``train`` when it names none)."""
+    if "family" not in runs:
+        runs = runs.assign(family=[names.parse(d).unfolded for d in runs["dataset"]])
+    matched = runs[
+        (runs["experiment"] == ref["paper"])
+        & ((runs["dataset"] == ref["dataset"]) | (runs["family"] == ref["dataset"]))
+        & (runs["model"] == ref["model"])
+    ]
+    if "stage" in matched:
+        matched = matched[matched["stage"] == (ref.get("stage") or "train")]
+    return matched
+
+
 def build_table(
     paper_rows: pd.DataFrame,
     runs: pd.DataFrame,
@@ -147,14 +165,8 @@ def build_table(
     out = []
     for _, ref in paper_rows.iterrows():
         metric = ref["metric"]
-        matched = runs[
-            (runs["experiment"] == ref["paper"])
-            & ((runs["dataset"] == ref["dataset"]) | (runs["family"] == ref["dataset"]))
-            & (runs["model"] == ref["model"])
-        ]
         stage = ref.get("stage") or "train"  # a reference row without one: the trained model
-        if "stage" in matched:
-            matched = matched[matched["stage"] == stage]
+        matched = matched_runs(runs, ref)
         values = matched[metric].dropna().to_numpy(float)
         n = len(values)
         mean = values.mean() if n else math.nan

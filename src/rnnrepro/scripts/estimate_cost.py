@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"estimate_cost: no GPU measurement ({args.throughput} is missing): run "
                 "benchmarks/gpu_check.py on a GPU and copy its cells.csv and epoch_times.csv "
-                f"to {gpu}/ (benchmarks/README.md, 'gpu_check.py')",
+                f"to {gpu}/ (benchmarks/notes/gpu_check.md)",
                 file=sys.stderr,
             )
             return 2

@@ -45,10 +45,14 @@ def output_caption(wildcards):
 
 
 def output_inputs(wildcards):
+    """The files a report job's output reads (``output_files``)."""
+    return output_files(output_of(wildcards))
+
+
+def output_files(output):
     """The files an output reads, keyed by its script's option: the per-run files of its runs
     (every stage's metrics for a staged table), those its maker adds (``Maker.inputs``) and the
     downloaded files of the corpus it checks."""
-    output = output_of(wildcards)
     runs = output.select(config)
     files = {}
     for name in output.files:
@@ -71,3 +75,27 @@ def output_options(wildcards, input):
     """The options of a report job's script (rnnrepro.makers)."""
     files = {key: list(input[key]) for key in input.keys()}
     return makers.options(output_of(wildcards), config, files)
+
+
+def repository_path(path):
+    """A configured path: relative to the repository (the Snakefile's folder) unless absolute."""
+    return str(Path(workflow.basedir, path))
+
+
+def scoreboard_inputs(wildcards):
+    """Every table and figure the config makes (the scoreboard links them), the metrics of the
+    runs its comparison tables read, the archives' manifests, the notes it links and the config
+    file (its cost model prices the runs still to do)."""
+    metrics = []
+    for output in OUTPUTS.values():
+        if output.maker == "compare" and makers.path(output) in makers.targets(config):
+            metrics += output_files(output).get("metrics", [])
+    archives = Path(repository_path(config["reporting"]["archives"]))
+    notes = Path(repository_path(config["reporting"]["notes"]))
+    return {
+        "outputs": makers.targets(config),
+        "metrics": list(dict.fromkeys(metrics)),
+        "archives": sorted(map(str, archives.glob("*/manifest.csv"))),
+        "notes": sorted(map(str, notes.glob("*.md"))),
+        "config": str(CONFIG_FILE),
+    }

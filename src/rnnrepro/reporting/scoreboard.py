@@ -1,0 +1,277 @@
+"""The scoreboard: every paper number with the best evidence the project holds for it.
+
+Evidence comes from runs: the directory's own (at its scale) and the paper-scale archives under
+``benchmarks/results/`` (any folder with a ``manifest.csv``: ``benchmarks/track_archive.py``),
+read alike from their ``metrics.json`` files, each of which names its run and scale. A row takes
+the directory's runs when they are at paper scale, else an archive's, else the directory's
+reduced-scale runs, labelled with their scale (no evidence, as the tables say). A number that a
+``compare`` table does not check (agreement, syntactic evaluation, settings, figures) points to
+the output that does. A difference links to the notes whose ``explains`` front matter names its
+paper and dataset (and model): the measured accounts of it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from rnnrepro import makers, papers
+from rnnrepro.data import names
+from rnnrepro.papers import Output
+from rnnrepro.reporting.baselines import with_nats_readings
+from rnnrepro.reporting.metrics import collect_metrics
+from rnnrepro.reporting.orderings import check_orderings
+from rnnrepro.reporting.tables import PAPER_SCALE, PAPER_SETTINGS, build_table, matched_runs
+
+COLUMNS = [
+    "paper", "table", "row", "dataset", "model", "stage", "metric", "comparison", "paper_value",
+    "reproduced", "mean", "delta", "runs", "scale", "evidence", "devices", "verdict", "account",
+]  # fmt: skip
+OWN = "this directory"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Runs of one origin: ``OWN`` or an archive's folder name."""
+
+    origin: str
+    runs: pd.DataFrame
+
+
+def archive_folders(root: Path) -> list[Path]:
+    """The archives under ``root``: its folders holding a ``manifest.csv``."""
+    return sorted(p.parent for p in root.glob("*/manifest.csv")) if root.is_dir() else []
+
+
+def read_archive(folder: Path) -> Evidence:
+    """An archive's finished runs (every ``metrics.json`` below it; each names its run), with
+    the machine its manifest row names (``host``)."""
+    runs = collect_metrics(sorted(folder.rglob("metrics.json")))
+    if runs.empty:
+        return Evidence(folder.name, runs)
+    identity = ["experiment", "dataset", "model", "seed"]
+    manifest = pd.read_csv(folder / "manifest.csv", dtype={"seed": int})
+    hosts = manifest[[*identity, "host"]].drop_duplicates(identity, keep="last")
+    return Evidence(folder.name, runs.merge(hosts, on=identity, how="left"))
+
+
+def read_accounts(notes: Path) -> dict[tuple[str, ...], list[str]]:
+    """(paper, dataset[, model]) -> the notes (paths) whose front matter ``explains`` it."""
+    accounts: dict[tuple[str, ...], list[str]] = {}
+    for note in sorted(notes.glob("*.md")) if notes.is_dir() else []:
+        match = re.match(r"---\n(.*?)\n---\n", note.read_text(encoding="utf-8"), re.S)
+        front = yaml.safe_load(match.group(1)) if match else None
+        for key in (front or {}).get("explains", []):
+            accounts.setdefault(tuple(key.split("/")), []).append(str(note))
+    return accounts
+
+
+def account_of(accounts: Mapping[tuple[str, ...], list[str]], ref: pd.Series) -> list[str]:
+    """The notes that account for row ``ref``: its (paper, dataset) and (paper, dataset,
+    model)."""
+    keys = [(ref["paper"], ref["dataset"], *m) for m in ((), (ref["model"],))]
+    return list(dict.fromkeys(note for key in keys for note in accounts.get(key, [])))
+
+
+def family_of(dataset: str) -> str:
+    """The family of a reference row's dataset: a dataset's family, or the cross-validation
+    family the row names itself (``ptb_lines_unigram``)."""
+    try:
+        return names.family(dataset)
+    except ValueError:
+        return dataset
+
+
+def compare_outputs() -> list[Output]:
+    """The declared outputs whose maker compares run metrics with paper numbers."""
+    return [o for o in papers.outputs().values() if o.maker == "compare"]
+
+
+def reference_rows(reference: pd.DataFrame, outputs: list[Output]) -> pd.DataFrame:
+    """The paper numbers with, for each, the file of the output that checks it (``output``,
+    e.g. ``results/tables/<name>.md``; a ``compare`` output's rows carry ``compared`` True),
+    and the nats reading of each BPC row a ``compare`` output reads both ways
+    (``bpc_in_nats``)."""
+    checked = {}
+    for output in papers.outputs().values():
+        for label in output.labels:
+            checked.setdefault((output.paper, label), output)
+    nats = {(o.paper, label) for o in outputs if o.bpc_in_nats for label in o.labels}
+    frames = []
+    for (paper, label), rows in reference.groupby(["paper", "table"], sort=False):
+        output = checked.get((paper, label))
+        rows = with_nats_readings(rows) if (paper, label) in nats else rows
+        frames.append(
+            rows.assign(
+                output=makers.path(output) if output else "",
+                compared=bool(output and output.maker == "compare"),
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def best_evidence(
+    ref: pd.Series, own: pd.Series, archived: pd.Series, own_scale: str
+) -> tuple[pd.Series, str]:
+    """The row of the directory's runs when they are at the papers' settings or no archive has
+    runs for it, else the archive's; and where it comes from (``OWN`` or "archive")."""
+    if own["n_seeds"] and own_scale in PAPER_SETTINGS:
+        return own, OWN
+    if archived["n_seeds"]:
+        return archived, "archive"
+    return own, OWN
+
+
+def build_scoreboard(
+    reference: pd.DataFrame,
+    own: Evidence,
+    own_scale: str,
+    archives: list[Evidence],
+    tolerances: Mapping[str, float],
+    accounts: Mapping[tuple[str, ...], list[str]],
+) -> pd.DataFrame:
+    """One row per paper number (``reference_rows``): the best evidence, its scale, origin,
+    devices and verdict, and the notes accounting for a difference."""
+    compared = reference[reference["compared"]].reset_index(drop=True)
+    archived = with_metrics(
+        [e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty], compared
+    )
+    own_runs = with_metrics([own.runs.assign(origin=OWN)] if not own.runs.empty else [], compared)
+    own_table = build_table(compared, own_runs, {}, tolerances, own_scale)
+    archive_table = build_table(compared, archived, {}, tolerances, PAPER_SCALE)
+    rows = []
+    for i, ref in compared.iterrows():
+        chosen, origin = best_evidence(ref, own_table.loc[i], archive_table.loc[i], own_scale)
+        runs = own_runs if origin == OWN else archived
+        matched = matched_runs(runs, ref) if chosen["n_seeds"] else pd.DataFrame()
+        if not matched.empty:
+            matched = matched[matched[ref["metric"]].notna()]
+        scales = sorted(set(matched["scale"]) - {""}) if not matched.empty else []
+        differs = "differs" in chosen["verdict"]
+        rows.append(
+            {
+                **row_identity(ref),
+                "reproduced": chosen["reproduced"] if chosen["n_seeds"] else "",
+                "mean": chosen["mean"],
+                "delta": chosen["delta"],
+                "runs": int(chosen["n_seeds"]),
+                "scale": "/".join(scales) or ("" if not chosen["n_seeds"] else own_scale),
+                "evidence": evidence_label(matched, origin) if chosen["n_seeds"] else "",
+                "devices": devices_of(matched),
+                "verdict": chosen["verdict"],
+                "account": " ".join(account_of(accounts, ref)) if differs else "",
+            }
+        )
+    for _, ref in reference[~reference["compared"]].iterrows():
+        where = f"checked in {ref['output']}" if ref["output"] else "not checked by any output"
+        empty = dict.fromkeys(["reproduced", "scale", "evidence", "devices", "account"], "")
+        rows.append({**row_identity(ref), **empty, "runs": 0, "verdict": where})
+    order = {key: i for i, key in enumerate(papers.KEYS)}
+    board = pd.DataFrame(rows, columns=COLUMNS)
+    return board.sort_values("paper", key=lambda s: s.map(order), kind="stable").reset_index(
+        drop=True
+    )
+
+
+def with_metrics(frames: list[pd.DataFrame], reference: pd.DataFrame) -> pd.DataFrame:
+    """The runs of ``frames`` in one frame with a column (NaN where absent) for every metric of
+    ``reference`` (a run of one kind has none of another kind's metrics)."""
+    runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    missing = [m for m in dict.fromkeys(reference["metric"]) if m not in runs]
+    return runs.reindex(columns=[*runs.columns, *missing]) if not runs.empty else runs
+
+
+def row_identity(ref: pd.Series) -> dict:
+    return {
+        "paper": ref["paper"],
+        "table": ref["table"],
+        "row": ref["row"],
+        "dataset": ref["dataset"],
+        "model": ref["model"],
+        "stage": ref.get("stage") or "train",
+        "metric": ref["metric"],
+        "comparison": ref["comparison"],
+        "paper_value": ref["value"],
+    }
+
+
+def devices_of(matched: pd.DataFrame) -> str:
+    """Where the runs trained: their devices, and the machine an archive's manifest names."""
+    if matched.empty:
+        return ""
+    devices = sorted(set("+".join(matched["devices"]).split("+")) - {""})
+    hosts = sorted(set(matched["host"].dropna())) if "host" in matched else []
+    where = "/".join(devices) or "device not recorded"
+    return f"{where} ({', '.join(hosts)})" if hosts else where
+
+
+def evidence_label(matched: pd.DataFrame, origin: str) -> str:
+    """Where a row's runs are: ``this directory`` or ``archive <folder>`` (several joined)."""
+    if origin == OWN:
+        return OWN
+    return ", ".join(f"archive {name}" for name in sorted(set(matched["origin"])))
+
+
+def check_claims(board: pd.DataFrame, outputs: list[Output]) -> pd.DataFrame:
+    """Every ordering a ``compare`` output declares, checked on the board's means at the papers'
+    settings (rows of a reduced scale count as missing): ``paper``, ``output`` and
+    ``check_orderings``' columns."""
+    frames = []
+    for output in outputs:
+        if not output.orderings:
+            continue
+        rows = board[(board["paper"] == output.paper) & board["table"].isin(output.labels)]
+        if output.families is not None:
+            rows = rows[[family_of(d) in output.families for d in rows["dataset"]]]
+        settings = rows["scale"].isin(PAPER_SETTINGS)
+        table = rows.assign(
+            paper=rows["paper_value"],
+            mean=rows["mean"].where(settings),
+            n_seeds=rows["runs"].where(settings, 0),
+        )
+        scales = set(rows.loc[settings, "scale"]) or {PAPER_SCALE}
+        checked = check_orderings(output.orderings, table, scales)
+        if not checked.empty:
+            frames.append(checked.assign(paper=output.paper, output=output.name))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def summary(board: pd.DataFrame, claims: pd.DataFrame, hours: Mapping[str, float]) -> pd.DataFrame:
+    """One line per paper: its numbers checked at the papers' settings (``PAPER_SETTINGS``:
+    match, differ with a measured account, differ unexplained), those not yet run there with the
+    device-hours of their runs (``hours``: paper -> hours), the numbers other outputs check, and
+    its claims that hold / fail at the papers' settings."""
+    out = []
+    for paper in papers.KEYS:
+        rows = board[board["paper"] == paper]
+        compared = rows[~rows["verdict"].str.startswith(("checked in", "not checked"))]
+        checked = compared[compared["scale"].isin(PAPER_SETTINGS)]
+        compared_rows = checked[~checked["verdict"].str.startswith(("info", "missing"))]
+        differ = compared_rows["verdict"].str.contains("differs")
+        match = compared_rows["verdict"].str.contains("match")
+        mine = claims[claims["paper"] == paper] if not claims.empty else claims
+        verdicts = mine["verdict"].str.split().str[-1] if not mine.empty else pd.Series()
+        out.append(
+            {
+                "paper": paper,
+                "numbers": len(rows),
+                "at paper settings": len(checked),
+                "match": int(match.sum()),
+                "differ, explained": int((differ & (compared_rows["account"] != "")).sum()),
+                "differ, unexplained": int((differ & (compared_rows["account"] == "")).sum()),
+                "info only": len(checked) - len(compared_rows),
+                "not yet at paper settings": len(compared) - len(checked),
+                "device-hours to run them": hours.get(paper, math.nan),
+                "checked in other tables": len(rows) - len(compared),
+                "claims hold": int((verdicts == "holds").sum()),
+                "claims fail": int((verdicts == "fails").sum()),
+                "claims not yet checked": int((~verdicts.isin(["holds", "fails"])).sum()),
+            }
+        )
+    return pd.DataFrame(out)

@@ -1,0 +1,144 @@
+"""The scoreboard (rnnrepro.reporting.scoreboard, scripts/make_scoreboard.py): archives are read
+like runs, the best evidence wins, differences link their notes, and the README's copy of the
+summary is the one the archives give."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from pipeline_utils import ROOT, base_config, run_snakemake
+
+from rnnrepro.scripts import make_scoreboard
+
+ARCHIVES = ROOT / "benchmarks" / "results"
+WORD_RUN = ARCHIVES / "multi_matrix_word/multi_matrix/ptb_word/lstm/seed1/metrics.json"
+
+
+def fake_run(folder: Path, scale: str, test_ppl: float, val_ppl: float) -> Path:
+    """A finished memory LSTM-650 run on PTB (metrics.json) at ``scale`` below ``folder``."""
+    metrics = json.loads(WORD_RUN.read_text())
+    metrics |= {"experiment": "memory", "dataset": "ptb_stream", "model": "lstm_650",
+                "scale": scale, "devices": ["cuda"]}  # fmt: skip
+    metrics["params"] = {"total": 9_900_000, "recurrent": 3_382_000}
+    metrics["val"] |= {"ppl": val_ppl, "loss": None, "ce": None}
+    metrics["test"] |= {"ppl": test_ppl, "loss": None, "ce": None}
+    path = folder / "memory/ptb_stream/lstm_650/seed1/metrics.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(metrics))
+    return path
+
+
+def make(tmp_path: Path, archives: Path, metrics: list[Path], scale: str = "smoke") -> Path:
+    """Run the script into ``tmp_path/results``; the CSV as a frame."""
+    out = tmp_path / "results"
+    code = make_scoreboard.main([
+        "--scale", scale, "--archives", str(archives), "--notes", str(tmp_path / "notes"),
+        "--metrics", *map(str, metrics), "--out-csv", str(out / "scoreboard.csv"),
+        "--out-md", str(out / "scoreboard.md"), "--out-figure", str(out / "scoreboard.png"),
+    ])  # fmt: skip
+    assert code == 0
+    return out
+
+
+def memory_rows(board: pd.DataFrame) -> pd.DataFrame:
+    return board[(board["paper"] == "memory") & (board["model"] == "lstm_650")
+                 & (board["dataset"] == "ptb_stream")].set_index("metric")  # fmt: skip
+
+
+def test_an_added_archive_adds_its_rows_and_beats_reduced_runs(tmp_path):
+    archives = tmp_path / "archives"
+    shutil.copytree(ARCHIVES / "multi_matrix_word", archives / "multi_matrix_word",
+                    ignore=shutil.ignore_patterns("*.pt"))  # fmt: skip
+    own = fake_run(tmp_path / "own", "smoke", 900.0, 950.0)
+    board = pd.read_csv(make(tmp_path, archives, [own]) / "scoreboard.csv").fillna("")
+    assert memory_rows(board).loc["test_ppl", "verdict"] == "smoke-scale differs"
+    assert memory_rows(board).loc["test_ppl", "evidence"] == "this directory"
+
+    # an archive is a folder with a manifest: no code names it
+    fake_run(archives / "memory_ptb", "paper", 68.5, 69.0)
+    manifest = "experiment,dataset,model,seed,scale,host\nmemory,ptb_stream,lstm_650,1,paper,h200\n"
+    (archives / "memory_ptb" / "manifest.csv").write_text(manifest)
+    (tmp_path / "notes").mkdir()
+    note = tmp_path / "notes" / "memory_recipe.md"
+    note.write_text("---\nexplains: [memory/ptb_stream]\n---\n# Why\n")
+    out = make(tmp_path, archives, [own])
+    rows = memory_rows(pd.read_csv(out / "scoreboard.csv").fillna(""))
+    test = rows.loc["test_ppl"]
+    assert (test["scale"], test["evidence"], test["verdict"]) == (
+        "paper", "archive memory_ptb", "differs"
+    )  # fmt: skip
+    assert test["mean"] == pytest.approx(68.5) and test["devices"] == "cuda (h200)"
+    assert test["account"] == str(note)  # 68.5 vs 67.2: outside 1 %, and a note explains it
+    assert rows.loc["val_ppl", "verdict"] == "match"  # 69.0 vs 69.2
+    assert rows.loc["val_ppl", "account"] == ""  # a match needs no account
+    markdown = (out / "scoreboard.md").read_text()
+    assert "[memory_recipe](../notes/memory_recipe.md)" in markdown
+    summary = markdown.split("## Per paper")[1].split("\n\n")[1]
+    memory = next(line for line in summary.splitlines() if line.startswith("| memory |"))
+    # at the paper's settings 3 (val, test, params): match 2, differ explained 1
+    assert memory.split(" | ")[2] == "3: 2 / 1 / 0 / 0"
+    assert (out / "scoreboard.png").read_bytes()[:4] == b"\x89PNG"
+    links = re.findall(r"\]\(([^)#]+)\)", markdown)
+    assert links and all((out / link).exists() for link in links), links
+
+
+def test_the_archives_give_the_paper_scale_rows():
+    """The three archived tracks, read from their files: Dyck, fold 1 and the word block."""
+    board = make_board([])
+    word = board[(board["paper"] == "multi_matrix") & (board["dataset"] == "ptb_word")
+                 & (board["metric"] == "test_ce") & (board["model"] == "lstm")]  # fmt: skip
+    assert word["evidence"].tolist() == ["archive multi_matrix_word"]
+    assert word["mean"].tolist() == pytest.approx([4.9429], abs=1e-4)
+    fold1 = board[board["evidence"] == "archive fold1"]
+    assert len(fold1) and set(fold1["scale"]) == {"fold1"}
+    assert fold1["verdict"].str.startswith("fold1-scale ").all()
+    dyck = board[(board["evidence"] == "archive dyck_paper")]
+    assert set(dyck["paper"]) == {"second_order_lstm", "multi_matrix"}
+    assert set(board.loc[board["runs"] == 0, "scale"]) == {""}
+
+
+def make_board(metrics: list[Path]) -> pd.DataFrame:
+    from rnnrepro.reporting import scoreboard as sb
+    from rnnrepro.reporting.paper_numbers import load_paper_numbers
+
+    archives = [sb.read_archive(f) for f in sb.archive_folders(ARCHIVES)]
+    reference = sb.reference_rows(load_paper_numbers(), sb.compare_outputs())
+    tolerances = base_config()["reporting"]["tolerances"]
+    own = sb.Evidence(sb.OWN, sb.collect_metrics(metrics))
+    accounts = sb.read_accounts(ROOT / "benchmarks" / "notes")
+    return sb.build_scoreboard(reference, own, "smoke", archives, tolerances, accounts)
+
+
+def test_the_readme_summary_is_the_archives_one():
+    """The README's copy of the per-paper summary is what the archives give now: rerun
+    `python -m rnnrepro.scripts.make_scoreboard --readme README.md` after archiving runs."""
+    assert make_scoreboard.main(["--readme", str(ROOT / "README.md"), "--check-readme"]) == 0
+
+
+def test_a_stale_readme_summary_is_named(tmp_path, capsys):
+    readme = tmp_path / "README.md"
+    text = (ROOT / "README.md").read_text()
+    readme.write_text(text.replace("| memory |", "| memory (edited) |", 1))
+    assert make_scoreboard.main(["--readme", str(readme), "--check-readme"]) == 1
+    assert "the scoreboard summary is stale" in capsys.readouterr().err
+    assert make_scoreboard.main(["--readme", str(readme)]) == 0
+    assert make_scoreboard.main(["--readme", str(readme), "--check-readme"]) == 0
+    assert "| memory (edited) |" not in readme.read_text()
+    assert readme.read_text().count("| memory |") == 1
+
+
+@pytest.mark.slow
+def test_the_scoreboard_is_planned_with_the_configured_archives(tmp_path):
+    """`snakemake scoreboard` plans the scoreboard on the archives and notes config.yaml names
+    (``reporting``), relative to the repository."""
+    config = base_config() | {"scale": "smoke"}
+    config["reporting"] |= {"archives": str(tmp_path / "archives")}
+    proc = run_snakemake(tmp_path, config, "scoreboard", "-n", "-p")
+    command = proc.stdout[proc.stdout.index("make_scoreboard") :].split("\n")[0]
+    assert f"--archives {tmp_path / 'archives'}" in command
+    assert f"--notes {ROOT / 'benchmarks' / 'notes'}" in command
