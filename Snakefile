@@ -24,6 +24,9 @@ except cfg.ConfigError as error:
 configfile: CONFIG_FILE
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/resources.smk"
 

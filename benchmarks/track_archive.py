@@ -86,6 +86,7 @@ COLUMNS = [
     "dataset",
     "model",
     "seed",
+    "trial",  # a random search's trial (memory); empty for a run without a search
     "scale",
     "settings",
     *(f"code_{step}" for step in STEPS),
@@ -141,7 +142,7 @@ def code_digests(architecture: str, dataset: str, root: Path, digest=code_digest
 
 def fingerprint(config: dict, run: cfg.Run, source: Path) -> dict:
     """The run's scale, resolved settings and code digest of each step, in checkout ``source``."""
-    settings = cfg.run_config(config, run.experiment, run.dataset, run.model)
+    settings = cfg.run_config(config, run.experiment, run.dataset, run.model, trial=run.trial)
     architecture = cfg.architecture(config, run.experiment, run.model)
     return {
         "scale": config["scale"],
@@ -203,12 +204,12 @@ def code_changes(row: dict, run: cfg.Run, config: dict, source: Path, commits: C
 
 
 def single_stage_runs(config: dict) -> list[cfg.Run]:
-    """Every run of the scale trained in one job (no search trials, no later stages)."""
+    """Every run of the scale trained in one job (no later stages): each trial of a model's
+    random search is one."""
     return [
         run
         for run in cfg.runs(config)
-        if run.trial is None
-        and cfg.stages(config, run.experiment, run.model, run.dataset) == ["train"]
+        if cfg.stages(config, run.experiment, run.model, run.dataset) == ["train"]
     ]
 
 
@@ -221,7 +222,8 @@ def read_manifest(archive: Path) -> dict[str, dict]:
 
 
 def run_of(row: dict) -> cfg.Run:
-    return cfg.Run(row["experiment"], row["dataset"], row["model"], int(row["seed"]))
+    trial = int(row["trial"]) if row.get("trial") else None  # absent from older manifests
+    return cfg.Run(row["experiment"], row["dataset"], row["model"], int(row["seed"]), trial=trial)
 
 
 def checkpoint(directory: Path, config: dict, run: cfg.Run) -> Path:

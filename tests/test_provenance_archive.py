@@ -113,3 +113,20 @@ def test_the_archived_manifests_are_their_commits_code(archive):
         architecture = json.loads(row["settings"])["architecture"]
         recorded = {key: row[key] for key in ("code_train", "code_evaluate", "code_analyse")}
         assert ta.code_digests(architecture, row["dataset"], root, byte_digest) == recorded, row
+
+
+def test_search_trials_are_archived_as_runs_of_their_own():
+    """memory's models are searched: each trial is one training job, archived under its trial
+    (a manifest row's ``trial``) with that trial's sampled settings."""
+    config = ta.load_config(ROOT / "config.yaml", "paper")
+    runs = [r for r in ta.single_stage_runs(config) if r.model == "lstm_650"]
+    assert {r.trial for r in runs} == set(range(1, 11))
+    first, second = (cfg.Run("memory", "ptb_stream", "lstm_650", 1, trial=k) for k in (1, 2))
+    assert first in runs and first.path.endswith("seed1/trial1")
+    settings = [json.loads(ta.fingerprint(config, r, ROOT)["settings"]) for r in (first, second)]
+    assert settings[0]["training"]["lr"] != settings[1]["training"]["lr"]
+    assert settings[0]["trial"]["index"] == 1
+    row = {"experiment": "memory", "dataset": "ptb_stream", "model": "lstm_650", "seed": "1"}
+    assert ta.run_of(row | {"trial": "1"}) == first
+    assert ta.run_of(row | {"trial": ""}).trial is None  # a run without a search
+    assert ta.run_of(row).trial is None  # a manifest saved before the column
