@@ -168,25 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--metrics", nargs="*", default=[], help="this directory's metrics.json")
     parser.add_argument("--scale", default="paper", help="the scale of those runs")
-    parser.add_argument(
-        "--archives",
-        type=Path,
-        default=REPO / "benchmarks" / "results",
-        help="folder of the archives (each a folder with a manifest.csv)",
-    )
-    parser.add_argument(
-        "--notes",
-        type=Path,
-        default=REPO / "benchmarks" / "notes",
-        help="the measured accounts (front matter: explains)",
-    )
-    parser.add_argument("--config", type=Path, default=REPO / "config.yaml")
-    parser.add_argument(
-        "--measurements",
-        type=Path,
-        default=REPO / "benchmarks" / "results",
-        help="the cost model's measured tables (gpu/, else the CPU's)",
-    )
+    results = REPO / "benchmarks" / "results"
+    for option, default, text in (
+        ("--archives", results, "folder of the archives (each a folder with a manifest.csv)"),
+        ("--notes", REPO / "benchmarks" / "notes", "the measured accounts (front matter)"),
+        ("--config", REPO / "config.yaml", "its paper scale prices the runs still to do"),
+        ("--measurements", results, "the cost model's measured tables (gpu/, else the CPU's)"),
+    ):
+        parser.add_argument(option, type=Path, default=default, help=text)
     parser.add_argument(
         "--tolerances",
         type=read_tolerances,
