@@ -5,7 +5,10 @@ sessions, and each session starts on a fresh machine. ``save`` copies every fini
 Snakemake directory (its model file, history, metrics and analyses: tens of kB) into an archive
 with a manifest: the run's identity and settings, the digests of the code that trained, scored and
 analysed it, its training time, the commit and the machine. It also keeps the last checkpoint
-of each unfinished run (every piece of its state, ``rnnrepro.training``).
+of each unfinished run (every piece of its state, ``rnnrepro.training``) unless it is larger than
+``--checkpoint-limit-mb`` (64 MiB: memory's LSTMs checkpoint 155-242 MiB, more than the
+repository takes); such a checkpoint stays on the machine, and a track whose machine is lost
+restarts those runs.
 
 ``restore`` makes the directory's data, then puts the archived runs back, newer than their
 inputs, so that Snakemake finds them complete, and puts the checkpoints where the unfinished
@@ -232,7 +235,12 @@ def checkpoint(directory: Path, config: dict, run: cfg.Run) -> Path:
 
 
 def save(
-    directory: Path, archive: Path, source: Path, config: dict, segment: tuple | None = None
+    directory: Path,
+    archive: Path,
+    source: Path,
+    config: dict,
+    segment: tuple | None = None,
+    checkpoint_limit_mb: float = 64.0,
 ) -> None:
     import torch  # here: only saving reads model files, and status and restore start 2 s sooner
 
@@ -251,10 +259,19 @@ def save(
         run_dir = directory / "results" / "runs" / run.path
         kept_checkpoint = archive / "checkpoints" / f"{run.path}.pt"
         if not (run_dir / "metrics.json").exists():
-            if checkpoint(directory, config, run).exists():  # unfinished: keep where it is
-                kept_checkpoint.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(checkpoint(directory, config, run), kept_checkpoint)
-                kept += 1
+            unfinished = checkpoint(directory, config, run)
+            if not unfinished.exists():
+                continue
+            if unfinished.stat().st_size > checkpoint_limit_mb * 2**20:  # too large for git
+                print(
+                    f"save: {run.path}: its checkpoint ({unfinished.stat().st_size / 2**20:.0f} "
+                    f"MiB) is over --checkpoint-limit-mb {checkpoint_limit_mb:g}: not archived, "
+                    f"kept at {unfinished}"
+                )
+                continue
+            kept_checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(unfinished, kept_checkpoint)
+            kept += 1
             continue
         kept_checkpoint.unlink(missing_ok=True)
         record = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True)
@@ -483,6 +500,13 @@ def main() -> None:
         "--segment-paused", type=int, default=0, help="save: seconds the track was paused in it"
     )
     parser.add_argument("--segment-note", default="", help="save: e.g. what the pauses were for")
+    parser.add_argument(
+        "--checkpoint-limit-mb",
+        type=float,
+        default=64.0,
+        help="save: an unfinished run's checkpoint larger than this stays where it is (memory's "
+        "LSTMs: 155-242 MiB, too large for the repository)",
+    )
     parser.add_argument("--family", default="dyck", help="status: the datasets' family")
     parser.add_argument(
         "--experiment", action="append", help="status: only these experiments (repeatable)"
@@ -500,7 +524,7 @@ def main() -> None:
         segment = None
         if args.segment_start:
             segment = (args.segment_start, args.segment_paused, args.segment_note)
-        save(args.directory, args.archive, source, config, segment)
+        save(args.directory, args.archive, source, config, segment, args.checkpoint_limit_mb)
     else:
         extra = [f"data_mirror={args.data_mirror}"] if args.data_mirror else []
         restore(
