@@ -153,7 +153,8 @@ def build_scoreboard(
         if not matched.empty:
             matched = matched[matched[ref["metric"]].notna()]
         scales = sorted(set(matched["scale"]) - {""}) if not matched.empty else []
-        differs = "differs" in chosen["verdict"]
+        # a measured account is of a difference at the papers' settings
+        differs = "differs" in chosen["verdict"] and bool(set(scales) & set(PAPER_SETTINGS))
         rows.append(
             {
                 **row_identity(ref),

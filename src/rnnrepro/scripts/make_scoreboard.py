@@ -65,12 +65,13 @@ SUMMARY_LEGEND = (
 
 
 def paper_hours(config: dict, board: pd.DataFrame, results: Path) -> dict[str, float]:
-    """Paper -> the expected device-hours (the GPU's tables in ``results``, else the CPU's) of
-    the paper-scale runs behind its numbers not yet run at the papers' settings."""
+    """Paper -> the expected GPU-hours (the GPU's measured tables in ``results/gpu``; none
+    without them) of the paper-scale runs behind its numbers not yet run at the papers'
+    settings."""
     paper = {**config, "scale": "paper"}
     tables = measurements(str(results), "gpu")
     if tables.throughput is None:
-        tables = measurements(str(results), "cpu")
+        return {}
     costs = estimate(paper, tables.throughput, None, epoch_times=tables.epoch_times,
                      flop_rate=tables.flop_rate)  # fmt: skip
     pending = board[

@@ -21,14 +21,18 @@ def scoreboard_figure(
     board: pd.DataFrame, tolerances: Mapping[str, float], out: str | Path, notes: list[str]
 ) -> None:
     """One panel per metric kind with a tolerance (``tolerances``) and a reproduced ``=`` row:
-    reproduced mean against the paper's number, a point per row, coloured by ``scale``."""
-    rows = board[(board["comparison"] == "=") & board["mean"].notna()]
+    reproduced mean against the paper's number, a point per row, coloured by ``scale`` (a
+    number that is not finite, e.g. the perplexity of a diverged reduced run, is left out)."""
+    finite = np.isfinite(board["mean"].astype(float)) & np.isfinite(board["paper_value"])
+    rows = board[(board["comparison"] == "=") & finite]  # a diverged reduced run: inf
     rows = rows.assign(kind=rows["metric"].map(METRIC_KIND))
     kinds = [k for k in tolerances if k in set(rows["kind"])]
-    fig, axes = plt.subplots(
-        1, max(len(kinds), 1), figsize=(4.2 * max(len(kinds), 1), 4.4), squeeze=False
-    )
-    for ax, kind in zip(axes[0], kinds, strict=False):
+    columns = min(max(len(kinds), 1), 3)
+    lines = -(-max(len(kinds), 1) // columns)
+    fig, axes = plt.subplots(lines, columns, figsize=(4.4 * columns, 4.4 * lines), squeeze=False)
+    for ax in axes.flat[len(kinds) :]:
+        ax.set_axis_off()
+    for ax, kind in zip(axes.flat, kinds, strict=False):
         mine = rows[rows["kind"] == kind]
         values = np.concatenate([mine["paper_value"].to_numpy(float), mine["mean"].to_numpy(float)])
         positive = values[values > 0]
@@ -56,7 +60,6 @@ def scoreboard_figure(
         ax.legend(fontsize=7, loc="upper left")
     if not kinds:
         axes[0][0].text(0.5, 0.5, "no reproduced number yet", ha="center", va="center")
-        axes[0][0].set_axis_off()
     save(fig, out, notes)
 
 
