@@ -86,14 +86,15 @@ def scoreboard_inputs(wildcards):
     """Every table and figure the config makes (the scoreboard links them), the metrics of the
     runs its comparison tables read, the archives' manifests, the notes it links and the config
     file (its cost model prices the runs still to do)."""
+    targets = makers.targets(config)
     metrics = []
     for output in OUTPUTS.values():
-        if output.maker == "compare" and makers.path(output) in makers.targets(config):
+        if output.maker == "compare" and makers.path(output) in targets:
             metrics += output_files(output).get("metrics", [])
     archives = Path(repository_path(config["reporting"]["archives"]))
     notes = Path(repository_path(config["reporting"]["notes"]))
     return {
-        "outputs": makers.targets(config),
+        "outputs": targets,
         "metrics": list(dict.fromkeys(metrics)),
         "archives": sorted(map(str, archives.glob("*/manifest.csv"))),
         "notes": sorted(map(str, notes.glob("*.md"))),
