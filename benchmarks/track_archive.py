@@ -8,7 +8,8 @@ analysed it, its training time, the commit and the machine. It also keeps the la
 of each unfinished run (every piece of its state, ``rnnrepro.training``) unless it is larger than
 ``--checkpoint-limit-mb`` (64 MiB: memory's LSTMs checkpoint 155-242 MiB, more than the
 repository takes); such a checkpoint stays on the machine, and a track whose machine is lost
-restarts those runs.
+restarts those runs. Either way the epochs an unfinished run has trained so far (its checkpoint's
+history, and the epoch in progress) go to the archive's ``progress.csv``.
 
 ``restore`` makes the directory's data, then puts the archived runs back, newer than their
 inputs, so that Snakemake finds them complete, and puts the checkpoints where the unfinished
@@ -84,6 +85,7 @@ FILES = {
 }
 STEPS = ("train", "evaluate", "analyse")
 MANIFEST = "manifest.csv"
+PROGRESS = "progress.csv"  # the unfinished runs' epochs so far
 COLUMNS = [
     "experiment",
     "dataset",
@@ -254,6 +256,7 @@ def save(
     manifest = read_manifest(archive)
     finished_before = len(manifest)
     added = kept = 0
+    progress: list[dict] = []
     commits = Commits(source)
     for run in single_stage_runs(config):
         run_dir = directory / "results" / "runs" / run.path
@@ -262,6 +265,7 @@ def save(
             unfinished = checkpoint(directory, config, run)
             if not unfinished.exists():
                 continue
+            progress += progress_rows(run, unfinished)
             if unfinished.stat().st_size > checkpoint_limit_mb * 2**20:  # too large for git
                 print(
                     f"save: {run.path}: its checkpoint ({unfinished.stat().st_size / 2**20:.0f} "
@@ -322,12 +326,47 @@ def save(
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(manifest[path] for path in sorted(manifest))
+    write_progress(archive, progress)
     if segment:
         record_segment(archive, *segment, host, commit, finished_before, len(manifest), kept)
     print(
         f"save: {added} run(s) added or updated, {len(manifest)} in {archive}; "
         f"{kept} checkpoint(s) of unfinished runs"
     )
+
+
+def progress_rows(run: cfg.Run, path: Path) -> list[dict]:
+    """The epochs an unfinished run has trained so far, read from its checkpoint: one row per
+    epoch (the run's identity, then its history row), and one for the epoch in progress."""
+    import torch
+
+    state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    identity = {k: v for k, v in run.identity().items() if k != "stage"}
+    rows = [{**identity, **row} for row in state["result"]["history"]]
+    partial = state.get("partial")
+    if partial and not state.get("finished"):
+        epoch = state["epoch"] + 1
+        loss = partial["total"] / partial["count"] if partial["count"] else None
+        rows.append({**identity, "epoch": epoch, "train_loss": loss, "batches": partial["batches"]})
+    return rows
+
+
+def write_progress(archive: Path, rows: list[dict]) -> None:
+    """progress.csv: the epochs so far of the runs not finished (``progress_rows``), so that
+    their curves outlive checkpoints too large to archive; none left, no file."""
+    path = archive / PROGRESS
+    if not rows:
+        path.unlink(missing_ok=True)
+        return
+    columns = [
+        k
+        for k in dict.fromkeys(k for row in rows for k in row)
+        if any(row.get(k) is not None for row in rows)
+    ]  # a task's metrics other tasks' runs lack: left out where no run has them
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def record_segment(archive: Path, started: str, paused: int, note: str, *row) -> None:
@@ -471,6 +510,25 @@ def status(archive: Path, config: dict, family: str, experiments: list[str] | No
             segments = list(csv.DictReader(f))
         wall = sum(int(s["wall_seconds"]) - int(s["paused_seconds"] or 0) for s in segments)
         print(f"{len(segments)} segment(s): {wall / 3600:.2f} h of wall time, pauses excluded")
+    path = archive / PROGRESS
+    if path.exists():
+        with path.open() as f:
+            rows = list(csv.DictReader(f))
+        for run in planned:
+            epochs = [r for r in rows if run_of(r) == run]
+            if epochs:
+                print(f"unfinished: {run.path}: {progress_summary(epochs)}")
+
+
+def progress_summary(epochs: list[dict]) -> str:
+    """One unfinished run's ``progress.csv`` rows in words: epochs, best, the epoch in progress."""
+    done = [r for r in epochs if r["val_loss"]]
+    said = [f"{len(done)} epoch(s)"]
+    if done:
+        best = min(done, key=lambda r: float(r["val_loss"]))
+        said.append(f"best val_loss {float(best['val_loss']):.4f} (epoch {best['epoch']})")
+    said += [f"{r['batches']} batches into epoch {r['epoch']}" for r in epochs if not r["val_loss"]]
+    return ", ".join(said)
 
 
 def main() -> None:

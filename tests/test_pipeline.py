@@ -295,7 +295,16 @@ def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
     assert "1 checkpoint(s) of unfinished runs" in archive(
         "save", unfinished, smoke_config(), "kept"
     )
-    assert "0/10 runs finished" in archive("status", unfinished, smoke_config(), "kept")
+    out = archive("status", unfinished, smoke_config(), "kept")
+    assert "0/10 runs finished" in out
+    # its curve so far is archived whatever the checkpoint's size
+    progress = pd.read_csv(tmp_path / "kept/progress.csv")
+    trained = pd.read_csv(smoke_run / f"results/runs/{run}/history.csv")
+    assert progress["val_loss"].tolist() == trained["val_loss"].tolist()
+    assert set(progress["model"]) == {"attention_lstm"}
+    best = trained.loc[trained["val_loss"].idxmin()]
+    said = f"{len(trained)} epoch(s), best val_loss {best['val_loss']:.4f} (epoch {best['epoch']})"
+    assert f"unfinished: {run}: {said}" in out, out
     resumed = tmp_path / "resumed"
     resumed.mkdir()
     assert "0 finished run(s) and 1 checkpoint(s)" in archive(
