@@ -11,7 +11,9 @@ run's checkpoint (its ``best_state``), so a curve can be read while the track tr
 
     python benchmarks/memory_fit.py --data <dir>/results/data/ptb_stream \\
         --run lstm_650:1:<checkpoint or model.pt> --run lstm_920:5:<...> \\
-        --out benchmarks/results/memory_ptb/fit.csv
+        --out benchmarks/results/memory_ptb/fit.csv --append
+
+(``--append``: one row per run and reading, so that a track read once a session gives a curve.)
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ def main() -> None:
     parser.add_argument("--run", type=parse_run, action="append", required=True)
     parser.add_argument("--tokens", type=int, default=73_760, help="default: the val stream's")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--append", action="store_true", help="add rows to an existing --out")
     args = parser.parse_args()
     torch.set_num_threads(1)
     config = yaml.safe_load((ROOT / "config.yaml").read_text()) | {"scale": "paper"}
@@ -122,7 +125,7 @@ def main() -> None:
                 "seconds": round(time.monotonic() - started, 1),
             })  # fmt: skip
             print(rows[-1], flush=True)
-    write_rows(args.out, rows)
+    write_rows(args.out, rows, append=args.append)
 
 
 if __name__ == "__main__":
