@@ -45,8 +45,9 @@ and the next step starts. Every file is rewritten as each row arrives.
 
 ``--only training`` (its own call, not in the default steps): ``training.csv`` and
 ``training_summary.csv``: memory's LSTM-650 on PTB (paper 67.2 test perplexity), trial 1 of its
-search at paper settings, trained in the budget and stopped with SIGTERM (it checkpoints) if it
-runs out: its finished epochs, and its test perplexity if it finished (``evaluate_text``).
+search at paper settings (``--trial K``: another of config.yaml's ten draws of lr and ℓ2),
+trained in the budget and stopped with SIGTERM (it checkpoints) if it runs out: its finished
+epochs, and its test perplexity if it finished (``evaluate_text``).
 
 ``--sample small`` shrinks every step (one repeat, the Dyck size only, one batch per model) so
 that the test suite runs the check on a CPU in under a minute (``tests/test_gpu_check.py``).
@@ -580,13 +581,14 @@ def translation_row(
 
 
 def training(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, dict]]:
-    """TRAINING at paper settings (trial 1) until ``deadline``: its epochs as they finish, and
-    a summary, with its test perplexity if it finished and the evaluation fits too."""
+    """TRAINING at paper settings (search trial ``context.trial``) until ``deadline``: its epochs
+    as they finish, and a summary, with its test perplexity if it finished and the evaluation
+    fits too."""
     folder = context.data / TRAINING[1]
     if not (folder / "vocab.txt").is_file():
         raise FileNotFoundError(f"no prepared data in {folder}")
     experiment, dataset, model = TRAINING
-    run = cfg.run_config(context.config, experiment, dataset, model, trial=1)
+    run = cfg.run_config(context.config, experiment, dataset, model, trial=context.trial)
     work = context.work / "training"
     work.mkdir(parents=True, exist_ok=True)
     command = [
@@ -596,7 +598,7 @@ def training(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, d
         "--checkpoint", str(work / "checkpoint.pt"), "--out-model", str(work / "model.pt"),
         "--out-history", str(work / "history.csv"),
         "--identity", json.dumps({"experiment": experiment, "dataset": dataset, "model": model,
-                                  "seed": 1, "stage": "train", "trial": 1}),
+                                  "seed": 1, "stage": "train", "trial": context.trial}),
     ]  # fmt: skip
     env = {**os.environ, "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "PYTHONUNBUFFERED": "1"}
     started = time.monotonic()
@@ -638,6 +640,9 @@ def training(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, d
         "training_summary.csv",
         {
             "model": "/".join(TRAINING),
+            "trial": context.trial,
+            "lr": run["training"]["lr"],
+            "weight_decay": run["training"]["weight_decay"],
             "exit_code": proc.returncode,
             "finished": finished,
             "epochs": len(epoch_rows(log_path)),
@@ -705,6 +710,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", nargs="+", choices=STEP_NAMES, default=[])
     parser.add_argument("--models", nargs="*", help="sample the epochs of these models only")
     parser.add_argument(
+        "--trial", type=int, default=1, help="training: the search trial of the LSTM-650 (1-10)"
+    )
+    parser.add_argument(
         "--work",
         type=Path,
         help="scratch: the tests' XML, the training's checkpoint and log (default: a new "
@@ -733,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
     config["scale"] = "paper"
     context = SimpleNamespace(
         device=device, data=args.data, config=config, work=work, budget=args.budget,
-        small=args.sample == "small", models=args.models, argv=argv,
+        small=args.sample == "small", models=args.models, argv=argv, trial=args.trial,
     )  # fmt: skip
     if args.step:
         by_name = {step.name: step for step in STEPS + TRAINING_STEPS}

@@ -209,9 +209,11 @@ def test_a_training_that_ended_by_itself_is_not_stopped(tmp_path, monkeypatch):
         "time.sleep(3)"
     )
     popen = subprocess.Popen
+    trained = []
 
     def training_replaced(command, *args, **kwargs):
         if "rnnrepro.scripts.train" in command:
+            trained.append(json.loads(command[command.index("--run") + 1]))
             command = [sys.executable, "-c", fake]
         return popen(command, *args, **kwargs)
 
@@ -219,7 +221,7 @@ def test_a_training_that_ended_by_itself_is_not_stopped(tmp_path, monkeypatch):
     config = {**base_config(), "scale": "paper"}
     context = SimpleNamespace(
         device=gpu_check.torch.device("cpu"), data=tmp_path / "data", config=config,
-        work=tmp_path / "work", grace=6.0,
+        work=tmp_path / "work", grace=6.0, trial=5,
     )  # fmt: skip
     # the evaluation's reserve (a quarter of 2 s on a CPU) begins while it writes
     rows = list(gpu_check.training(context, time.monotonic() + 2.0))
@@ -227,6 +229,10 @@ def test_a_training_that_ended_by_itself_is_not_stopped(tmp_path, monkeypatch):
     assert rows[0] == ("training.csv", {"epoch": 1, "train_loss": "5.0", "val_loss": "5.0"})
     assert summary["exit_code"] == 0 and summary["finished"] and summary["epochs"] == 1
     assert summary["note"] == "trained; the test evaluation did not fit the budget"
+    # --trial 5: that draw of the search, named in the summary
+    assert trained[0]["trial"]["index"] == 5 == summary["trial"]
+    first = cfg.run_config(config, "memory", "ptb_stream", "lstm_650", trial=1)
+    assert summary["lr"] == trained[0]["training"]["lr"] != first["training"]["lr"]
 
 
 def test_an_epoch_sample_of_a_corpus_of_one_batch(tmp_path):
