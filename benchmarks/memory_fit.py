@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from rnnrepro import config as cfg  # noqa: E402
 from rnnrepro.fileio import load_torch  # noqa: E402
-from rnnrepro.models import build_model, load_model  # noqa: E402
+from rnnrepro.models import build_model  # noqa: E402
 from rnnrepro.tasks import make_task  # noqa: E402
 from rnnrepro.training import validating  # noqa: E402
 
@@ -57,12 +57,12 @@ def best_weights(path: Path, run: dict, vocab: list[str]) -> tuple[torch.nn.Modu
     (``save_model``'s record, its best epoch's weights) or a training checkpoint
     (``rnnrepro.training``: ``best_state``)."""
     state = load_torch(path)
-    if "state_dict" in state:
-        model, record = load_model(path)
-        if record["run"] != run:
-            sys.exit(f"{path}: trained with other settings than config.yaml's for this run")
-        return model, record["best_epoch"], []
     model = build_model(run["architecture"], vocab, **run["hparams"])
+    if "state_dict" in state:
+        if state["run"] != run:
+            sys.exit(f"{path}: trained with other settings than config.yaml's for this run")
+        model.load_state_dict(state["state_dict"])
+        return model, state["best_epoch"], []
     model.load_state_dict(state["best_state"])
     return model, state["result"]["best_epoch"], state["result"]["history"]
 
@@ -81,14 +81,17 @@ def prefix(train: Path, tokens: int, out: Path) -> int:
     return count
 
 
-def score(run: dict, model, data: Path, split: Path) -> tuple[float, list[str]]:
-    """Mean NLL per token of ``split`` by the run's task, in evaluation mode; the vocabulary."""
+def task_of(run: dict, data: Path, split: Path):
+    """The run's task, scoring ``split`` (its ``evaluate``: the stream in ``eval_batch_size``
+    columns, state carried)."""
     files = [str(data / "train.txt"), str(split), str(data / "vocab.txt")]
-    task = make_task(run, SEED, torch.device("cpu"), *files)
-    if model is None:
-        return math.nan, task.vocab
+    return make_task(run, SEED, torch.device("cpu"), *files)
+
+
+def score(task, model) -> float:
+    """Mean NLL per token of the task's evaluation split, in evaluation mode."""
     with validating(model, "fit"):
-        return task.evaluate(model)["loss"], task.vocab
+        return task.evaluate(model)["loss"]
 
 
 def main() -> None:
@@ -107,11 +110,11 @@ def main() -> None:
         tokens = prefix(args.data / "train.txt", args.tokens, train)
         for name, trial, path in args.run:
             run = cfg.run_config(config, "memory", "ptb_stream", name, trial=trial)
-            vocab = score(run, None, args.data, args.data / "val.txt")[1]
-            model, epoch, history = best_weights(path, run, vocab)
+            validation = task_of(run, args.data, args.data / "val.txt")
+            model, epoch, history = best_weights(path, run, validation.vocab)
             started = time.monotonic()
-            val, _ = score(run, model, args.data, args.data / "val.txt")
-            fit, _ = score(run, model, args.data, train)
+            val = score(validation, model)
+            fit = score(task_of(run, args.data, train), model)
             logged = {row["epoch"]: row for row in history}.get(epoch, {})
             if logged and logged["val_loss"] != val:
                 said = f"epoch {epoch}'s val_loss {val} is not its history's {logged['val_loss']}"
