@@ -5,11 +5,13 @@ sessions, and each session starts on a fresh machine. ``save`` copies every fini
 Snakemake directory (its model file, history, metrics and analyses: tens of kB) into an archive
 with a manifest: the run's identity and settings, the digests of the code that trained, scored and
 analysed it, its training time, the commit and the machine. It also keeps the last checkpoint
-of each unfinished run (every piece of its state, ``rnnrepro.training``) unless it is larger than
-``--checkpoint-limit-mb`` (64 MiB: memory's LSTMs checkpoint 155-242 MiB, more than the
-repository takes); such a checkpoint stays on the machine, and a track whose machine is lost
-restarts those runs. Either way the epochs an unfinished run has trained so far (its checkpoint's
-history, and the epoch in progress) go to the archive's ``progress.csv``.
+of each unfinished run (every piece of its state, ``rnnrepro.training``), so that a track whose
+machine is lost resumes where it stopped. A checkpoint's best-epoch weights are stored once where
+they equal the model's (or each other: tied weights), and a checkpoint larger than ``--part-mb``
+(48 MiB, under what git hosts take in one file) is kept as parts with their SHA-256: memory's
+LSTMs checkpoint 155-242 MiB, 76-122 MiB so compacted at the end of an epoch that improved. The
+epochs an unfinished run has trained so far (its checkpoint's history, and the epoch in
+progress) also go to the archive's ``progress.csv``.
 
 ``restore`` makes the directory's data, then puts the archived runs back, newer than their
 inputs, so that Snakemake finds them complete, and puts the checkpoints where the unfinished
@@ -49,6 +51,8 @@ import argparse
 import calendar
 import csv
 import filecmp
+import hashlib
+import io
 import json
 import os
 import platform
@@ -63,6 +67,7 @@ from pathlib import Path
 import yaml
 
 from rnnrepro import config as cfg
+from rnnrepro.fileio import atomic_open
 from rnnrepro.provenance import (
     DIGEST_KIND,
     KEPT_FROM_ARCHIVE,
@@ -86,6 +91,7 @@ FILES = {
 STEPS = ("train", "evaluate", "analyse")
 MANIFEST = "manifest.csv"
 PROGRESS = "progress.csv"  # the unfinished runs' epochs so far
+PART_MB = 48.0  # an archived checkpoint larger than this is kept in parts
 COLUMNS = [
     "experiment",
     "dataset",
@@ -236,13 +242,95 @@ def checkpoint(directory: Path, config: dict, run: cfg.Run) -> Path:
     return directory / config["checkpoint_dir"] / config["scale"] / f"{run.path}.pt"
 
 
+def compact(state: dict) -> dict:
+    """A checkpoint whose best-epoch weights are stored once where they equal the model's, or
+    each other (tied weights: the training clones them apart). Only ``best_state`` is touched: it
+    is read, never updated in place, after a resume, whereas the optimiser's and the weight
+    average's tensors are updated in place and keep storages of their own."""
+    import torch
+
+    seen: dict[tuple, list] = {}
+
+    def same(tensor):
+        flat = tensor.detach().reshape(-1).contiguous()
+        digest = hashlib.sha256(flat.view(torch.uint8).numpy()).hexdigest()
+        key = (tensor.dtype, tuple(tensor.shape), digest)
+        for other in seen.setdefault(key, []):
+            if torch.equal(other, tensor):
+                return other
+        seen[key].append(tensor)
+        return tensor
+
+    for tensor in state["model"].values():
+        same(tensor)
+    best = {name: same(tensor) for name, tensor in state["best_state"].items()}
+    return {**state, "best_state": best}
+
+
+def parts_index(kept: Path) -> Path:
+    """The index of a checkpoint kept in parts (``<run>.pt.parts.json``)."""
+    return kept.with_name(kept.name + ".parts.json")
+
+
+def drop_checkpoint(kept: Path) -> None:
+    """Remove an archived checkpoint, whole or in parts."""
+    kept.unlink(missing_ok=True)
+    for part in kept.parent.glob(kept.name + ".part*"):
+        part.unlink()
+
+
+def keep_checkpoint(source: Path, kept: Path, part_mb: float) -> int:
+    """Archive ``source`` at ``kept`` compacted (``compact``), in parts of at most ``part_mb``
+    MiB with an index (size, SHA-256, parts) when larger; its archived size in bytes."""
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(compact(torch.load(source, map_location="cpu", weights_only=True)), buffer)
+    data = buffer.getbuffer()
+    drop_checkpoint(kept)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    step = int(part_mb * 2**20)
+    if len(data) <= step:
+        kept.write_bytes(data)
+        return len(data)
+    parts = []
+    for number, start in enumerate(range(0, len(data), step)):
+        part = kept.with_name(f"{kept.name}.part{number:03d}")
+        part.write_bytes(data[start : start + step])
+        parts.append(part.name)
+    index = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "parts": parts}
+    parts_index(kept).write_text(json.dumps(index, indent=1) + "\n")
+    return len(data)
+
+
+def archived_checkpoint(archive: Path, run: cfg.Run) -> Path | None:
+    """The run's archived checkpoint (the file, or the index of its parts); None if none."""
+    kept = archive / "checkpoints" / f"{run.path}.pt"
+    return next((path for path in (kept, parts_index(kept)) if path.exists()), None)
+
+
+def unpack_checkpoint(archived: Path, target: Path) -> None:
+    """Write an archived checkpoint to ``target``: copied, or joined from its parts and checked
+    against the index's size and SHA-256 (a missing or damaged part stops the restore)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if archived.suffix == ".pt":
+        shutil.copyfile(archived, target)
+        return
+    index = json.loads(archived.read_text())
+    data = b"".join((archived.parent / name).read_bytes() for name in index["parts"])
+    if len(data) != index["size"] or hashlib.sha256(data).hexdigest() != index["sha256"]:
+        sys.exit(f"restore: {archived}: its parts do not join to the checkpoint it indexes")
+    with atomic_open(target, "wb") as f:
+        f.write(data)
+
+
 def save(
     directory: Path,
     archive: Path,
     source: Path,
     config: dict,
     segment: tuple | None = None,
-    checkpoint_limit_mb: float = 64.0,
+    part_mb: float = PART_MB,
 ) -> None:
     import torch  # here: only saving reads model files, and status and restore start 2 s sooner
 
@@ -266,18 +354,14 @@ def save(
             if not unfinished.exists():
                 continue
             progress += progress_rows(run, unfinished)
-            if unfinished.stat().st_size > checkpoint_limit_mb * 2**20:  # too large for git
-                print(
-                    f"save: {run.path}: its checkpoint ({unfinished.stat().st_size / 2**20:.0f} "
-                    f"MiB) is over --checkpoint-limit-mb {checkpoint_limit_mb:g}: not archived, "
-                    f"kept at {unfinished}"
-                )
-                continue
-            kept_checkpoint.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(unfinished, kept_checkpoint)
+            size = keep_checkpoint(unfinished, kept_checkpoint, part_mb)
+            print(
+                f"save: {run.path}: checkpoint of {unfinished.stat().st_size / 2**20:.1f} MiB "
+                f"archived in {size / 2**20:.1f} MiB"
+            )
             kept += 1
             continue
-        kept_checkpoint.unlink(missing_ok=True)
+        drop_checkpoint(kept_checkpoint)
         record = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True)
         if record["identity"] != run.identity():
             sys.exit(f"save: {run_dir}/model.pt is the run {record['identity']}, not {run.path}")
@@ -352,8 +436,8 @@ def progress_rows(run: cfg.Run, path: Path) -> list[dict]:
 
 
 def write_progress(archive: Path, rows: list[dict]) -> None:
-    """progress.csv: the epochs so far of the runs not finished (``progress_rows``), so that
-    their curves outlive checkpoints too large to archive; none left, no file."""
+    """progress.csv: the epochs so far of the runs not finished (``progress_rows``), their
+    curves readable without their checkpoints; none left, no file."""
     path = archive / PROGRESS
     if not rows:
         path.unlink(missing_ok=True)
@@ -393,15 +477,15 @@ def restore(
     keep_other_code: bool = False,
 ) -> None:
     manifest = read_manifest(archive)
-    checkpoints = sorted((archive / "checkpoints").rglob("*.pt"))
+    checkpoints = {
+        run.path: kept
+        for run in single_stage_runs(config)
+        if run.path not in manifest and (kept := archived_checkpoint(archive, run))
+    }
     if not manifest and not checkpoints:
         sys.exit(f"restore: nothing in {archive}")
     runs = {path: run_of(row) for path, row in manifest.items()}
-    runs |= {
-        run.path: run
-        for run in single_stage_runs(config)
-        if archive / "checkpoints" / f"{run.path}.pt" in checkpoints
-    }
+    runs |= {run.path: run for run in single_stage_runs(config) if run.path in checkpoints}
     # the data first: the restored files must be newer than their inputs
     data = {
         f"results/data/{run.dataset}/{split}.txt"
@@ -420,9 +504,8 @@ def restore(
         row = manifest.get(path)
         if row is None:  # unfinished: train resumes it, or starts again if its code changed
             target = checkpoint(directory, config, run)
-            if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(archive / "checkpoints" / f"{path}.pt", target)
+            if not target.exists():  # one left on this machine is as new as the archive's
+                unpack_checkpoint(checkpoints[path], target)
                 resumable += 1
             continue
         changed = [key for key in ("scale", "settings") if row[key] != now[key]]
@@ -559,11 +642,10 @@ def main() -> None:
     )
     parser.add_argument("--segment-note", default="", help="save: e.g. what the pauses were for")
     parser.add_argument(
-        "--checkpoint-limit-mb",
+        "--part-mb",
         type=float,
-        default=64.0,
-        help="save: an unfinished run's checkpoint larger than this stays where it is (memory's "
-        "LSTMs: 155-242 MiB, too large for the repository)",
+        default=PART_MB,
+        help="save: an unfinished run's checkpoint larger than this (MiB) is archived in parts",
     )
     parser.add_argument("--family", default="dyck", help="status: the datasets' family")
     parser.add_argument(
@@ -582,7 +664,7 @@ def main() -> None:
         segment = None
         if args.segment_start:
             segment = (args.segment_start, args.segment_paused, args.segment_note)
-        save(args.directory, args.archive, source, config, segment, args.checkpoint_limit_mb)
+        save(args.directory, args.archive, source, config, segment, args.part_mb)
     else:
         extra = [f"data_mirror={args.data_mirror}"] if args.data_mirror else []
         restore(
