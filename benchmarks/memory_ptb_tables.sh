@@ -9,7 +9,7 @@ shopt -s nullglob
 archive=benchmarks/results/memory_ptb
 runs=("$archive"/memory/ptb_stream/*/seed1/trial*)
 tolerances=$(python -c 'import json, yaml; print(json.dumps(yaml.safe_load(open("config.yaml"))["reporting"]["tolerances"]))')
-note="Paper scale, the LSTM-650 and the LSTM-920 only, one trial of each model's random search, chosen by its settings before any run (the LSTM-650's trial 1, lr 0.00640, l2 3.68e-4: the recipe study's; the LSTM-920's trial 5, lr 0.00621, l2 1.78e-4: of its ten draws the lr nearest the LSTM-650's), seed 1, each trained on one CPU core (benchmarks/results/memory_ptb: manifest.csv gives each run's commit, machine and training code; segments.csv the stretches of the track). The paper picks each model's best of an unstated number of trials. Every other row (the memory models) is missing: not run by this track."
+note="Paper scale, the LSTM-650 and the LSTM-920 only, one trial of each model's random search, chosen by its settings before any run (the LSTM-650's trial 1, lr 0.00640, l2 3.68e-4: the recipe study's; the LSTM-920's trial 5, lr 0.00621, l2 1.78e-4: of its ten draws the lr nearest the LSTM-650's), seed 1, each trained with two threads on a 2-core CPU machine, the LSTM-650 first (benchmarks/results/memory_ptb: manifest.csv gives each run's commit, machine and training code; segments.csv the stretches of the track). The paper picks each model's best of an unstated number of trials. Every other row (the memory models) is missing: not run by this track."
 metrics=() histories=()
 for run in "${runs[@]}"; do
     [[ -f $run/metrics.json ]] && metrics+=("$run/metrics.json") && histories+=("$run/history.csv")

@@ -8,8 +8,8 @@ analysed it, its training time, the commit and the machine. It also keeps the la
 of each unfinished run (every piece of its state, ``rnnrepro.training``), so that a track whose
 machine is lost resumes where it stopped. A checkpoint's best-epoch weights are stored once where
 they equal the model's (or each other: tied weights), and a checkpoint larger than ``--part-mb``
-(48 MiB, under what git hosts take in one file) is kept as parts with their SHA-256: memory's
-LSTMs checkpoint 155-242 MiB, 76-122 MiB so compacted at the end of an epoch that improved. The
+(48 MiB, under what git hosts take in one file) is kept as parts with their SHA-256: the
+LSTM-650 of memory checkpoints 154 MiB, 75.7 MiB so compacted after an epoch that improved. The
 epochs an unfinished run has trained so far (its checkpoint's history, and the epoch in
 progress) also go to the archive's ``progress.csv``.
 
@@ -244,9 +244,11 @@ def checkpoint(directory: Path, config: dict, run: cfg.Run) -> Path:
 
 def compact(state: dict) -> dict:
     """A checkpoint whose best-epoch weights are stored once where they equal the model's, or
-    each other (tied weights: the training clones them apart). Only ``best_state`` is touched: it
-    is read, never updated in place, after a resume, whereas the optimiser's and the weight
-    average's tensors are updated in place and keep storages of their own."""
+    each other (tied weights: the training clones them apart), and whose views of larger
+    tensors (the task's carried hidden state, a slice of the recurrence's buffers) are copied
+    out, since a view saves its whole storage. Only ``best_state`` is shared: it is read, never
+    updated in place, after a resume, whereas the optimiser's and the weight average's tensors
+    are updated in place and keep storages of their own."""
     import torch
 
     seen: dict[tuple, list] = {}
@@ -261,10 +263,20 @@ def compact(state: dict) -> dict:
         seen[key].append(tensor)
         return tensor
 
+    def own(value):
+        if isinstance(value, torch.Tensor):
+            whole = value.untyped_storage().nbytes()
+            return value.clone() if whole > value.numel() * value.element_size() else value
+        if isinstance(value, dict):
+            return {key: own(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(own(item) for item in value)
+        return value
+
     for tensor in state["model"].values():
         same(tensor)
     best = {name: same(tensor) for name, tensor in state["best_state"].items()}
-    return {**state, "best_state": best}
+    return own({**state, "best_state": best})
 
 
 def parts_index(kept: Path) -> Path:

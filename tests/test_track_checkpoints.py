@@ -14,7 +14,8 @@ ta = load_benchmark("track_archive")
 
 def checkpoint_state(best_is_current: bool) -> dict:
     """The layout ``rnnrepro.training`` saves: a tied model, RMSprop's accumulator (two equal
-    tensors of it, as for parameters no gradient has reached yet), the best epoch's clones."""
+    tensors of it, as for parameters no gradient has reached yet), the best epoch's clones, and
+    the task's carried hidden state, the last step of the recurrence's outputs (a view)."""
     torch.manual_seed(0)
     embedding, recurrent = torch.randn(500, 40), torch.randn(160, 40)
     model = {"encoder.weight": embedding, "decoder.weight": embedding, "rnn.weight": recurrent}
@@ -25,7 +26,9 @@ def checkpoint_state(best_is_current: bool) -> dict:
     optimizer = {
         "state": {k: {"square_avg": v, "step": torch.tensor(3.0)} for k, v in square_avg.items()}
     }
-    return {"model": model, "optimizer": optimizer, "best_state": best, "epoch": 2}
+    outputs = torch.randn(35, 2, 32, 40)  # BPTT steps, (h, c), batch, hidden
+    task = {"state": [(outputs[-1, 0:1], outputs[-1, 1:2]), None], "baseline": None}
+    return {"model": model, "optimizer": optimizer, "best_state": best, "task": task, "epoch": 2}
 
 
 def size(state: dict) -> int:
@@ -45,10 +48,13 @@ def test_compacting_keeps_every_value_and_stores_the_best_weights_once(best_is_c
     for part in ("model", "best_state"):
         for name, tensor in state[part].items():
             assert torch.equal(loaded[part][name], tensor), (part, name)
+    for mine, theirs in zip(loaded["task"]["state"][0], state["task"]["state"][0], strict=True):
+        assert torch.equal(mine, theirs)
     floats = 4 * (500 * 40 + 160 * 40)  # the model's weights, tied ones once
     # before: the model, the accumulator, and the best epoch with its tied weights cloned apart
     assert size(state) > floats + 2 * 4 * 500 * 40 + floats + 4 * 500 * 40
-    # after: the best epoch is the model (or, but for one tensor, the model)
+    # after: the best epoch is the model (or, but for one tensor, the model); the hidden state
+    # is its last step, not the 35 steps' outputs
     extra = 0 if best_is_current else 4 * 160 * 40
     assert size(compacted) < floats + 2 * 4 * 500 * 40 + extra + 20_000
     best = loaded["best_state"]
