@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import train_signalled
+from pipeline_utils import load_benchmark, train_signalled
 
 from rnnrepro.data import text
 from rnnrepro.data.batching import stream_batches, variable_bptt_lengths
@@ -165,16 +165,29 @@ def outputs(path, name):
     return history, torch.load(path / name / "model.pt", weights_only=True)["state_dict"]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGUSR1])
-def test_stream_run_killed_mid_epoch_resumes_to_identical_numbers(corpus, signum):
+@pytest.mark.parametrize(
+    ("signum", "archived"),
+    [(signal.SIGTERM, False), (signal.SIGUSR1, False), (signal.SIGTERM, True)],
+    ids=["SIGTERM", "SIGUSR1", "SIGTERM-archived"],
+)
+def test_stream_run_killed_mid_epoch_resumes_to_identical_numbers(corpus, signum, archived):
+    """Also from the checkpoint as benchmarks/track_archive.py keeps it (compacted, in parts)
+    and restores it: the paper-scale tracks resume so on a new machine."""
     if not (corpus / "whole" / "model.pt").exists():
         subprocess.run(train_cmd(corpus, "whole"), check=True, capture_output=True)
-    name = f"killed_{signum}"
+    name = f"killed_{signum}_{archived}"
     checkpoint = corpus / f"{name}.ckpt"
     assert train_signalled(train_cmd(corpus, name), signum, epoch=1, batch=1) == 128 + signum
     state = torch.load(checkpoint, weights_only=True)
     assert state["epoch"] == 1 and state["partial"]["batches"] == 2  # stopped inside an epoch
     assert state["task"]["state"] is not None  # with the carried recurrent state
+    if archived:
+        ta = load_benchmark("track_archive")
+        kept = corpus / f"archive/{name}.pt"
+        ta.keep_checkpoint(checkpoint, kept, part_mb=0.02)
+        assert len(json.loads(ta.parts_index(kept).read_text())["parts"]) > 1
+        checkpoint.unlink()
+        ta.unpack_checkpoint(ta.parts_index(kept), checkpoint)
     subprocess.run(train_cmd(corpus, name), check=True, capture_output=True)
     whole_history, whole_state = outputs(corpus, "whole")
     history, resumed = outputs(corpus, name)
