@@ -24,6 +24,16 @@ validation. λ is the trial's sample read back from config.yaml's search (which 
         --arms rmsprop/sequence/trial rmsprop_tf/sequence/trial \\
         --out benchmarks/results/memory_recipe.csv --append
 
+With ``--resume CHECKPOINT`` (a run's checkpoint at an epoch's end, e.g. the paper-scale track's)
+each arm trains the epoch after it instead, from that run's weights, RMSprop's accumulator, data
+position, carried state and random numbers, with the arm's lr and ``weight_decay``: an arm at the
+run's own lr gives the run's next epoch, so the arms are paired with it (the same batches and
+dropout masks). ``--batches`` then counts batches of that epoch.
+
+    python benchmarks/memory_recipe.py --data runs/paper_data/results/data/ptb_stream \
+        --resume <track>/results/checkpoints/paper/memory/ptb_stream/lstm_650/seed1/trial1.pt \
+        --arms rmsprop/sequence/0.0032 --threads 2 --out benchmarks/results/memory_lr_step.csv
+
 Earlier, ``memory_l2.csv`` (200 batches, one validation each, PyTorch's RMSprop): the ℓ2 readings.
 """
 
@@ -120,14 +130,37 @@ class ValidatedEvery:
         return loss
 
 
-def run_arm(run: dict, data: Path, batches: int, every: int, work: Path) -> list[dict]:
-    """Train ``run`` for ``batches`` batches of epoch 1, validating every ``every`` and at the
-    end (the loop's own end-of-epoch validation); the rows."""
+def resumed_epochs(run: dict, resume: Path, checkpoint: Path) -> int:
+    """Write ``resume`` to ``checkpoint`` as this arm's (its digest, the arm's lr and
+    ``weight_decay``); the epochs it had trained. It must end an epoch of ``run``'s optimiser."""
+    state = torch.load(resume, map_location="cpu", weights_only=False)
+    if state["partial"] is not None or state["finished"]:
+        sys.exit(f"--resume {resume}: not an unfinished run's checkpoint at an epoch's end")
+    training = run["training"]
+    settings = OPTIMIZERS[training["optimizer"]]([torch.zeros(1)], lr=1.0).defaults
+    for group in state["optimizer"]["param_groups"]:
+        if not set(settings) <= set(group):
+            sys.exit(f"--resume {resume}: its optimiser is not {training['optimizer']}")
+        group["lr"], group["weight_decay"] = training["lr"], training["weight_decay"]
+    state["digest"] = "recipe"
+    torch.save(state, checkpoint)
+    return state["epoch"]
+
+
+def run_arm(
+    run: dict, data: Path, batches: int, every: int, work: Path, resume: Path | None = None
+) -> list[dict]:
+    """Train ``run`` for ``batches`` batches of epoch 1 (or of the epoch after ``resume``),
+    validating every ``every`` and at the end (the loop's own end-of-epoch validation); the
+    rows."""
     files = [str(data / name) for name in ("train.txt", "val.txt", "vocab.txt")]
     task = make_task(run, SEED, torch.device("cpu"), *files)
     seed_everything(SEED)
     model = build_model(run["architecture"], task.vocab, **run["hparams"])
-    procedure = Procedure.from_dict(run["training"] | {"max_batches": batches, "max_epochs": 1})
+    epochs = resumed_epochs(run, resume, work / "checkpoint.pt") if resume else 0
+    procedure = Procedure.from_dict(
+        run["training"] | {"max_batches": batches, "max_epochs": epochs + 1}
+    )
     watched = ValidatedEvery(task, model, every, time.monotonic())
     result, _ = train(model, procedure, watched, work / "checkpoint.pt", "recipe", lambda _: None)
     return [*watched.rows, watched.row(result.history[-1]["val_loss"])]
@@ -144,8 +177,10 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=200)
     parser.add_argument("--paper-l2", type=float, help="the paper's λ (default: the trial's)")
     parser.add_argument("--append", action="store_true", help="add rows to an existing --out")
+    parser.add_argument("--resume", type=Path, help="train the epoch after this checkpoint's")
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     config = yaml.safe_load((ROOT / "config.yaml").read_text()) | {"scale": "paper"}
     run = cfg.run_config(config, "memory", "ptb_stream", args.model, trial=args.trial)
     paper_l2 = args.paper_l2 or run["training"]["weight_decay"] * READINGS["sequence"]
@@ -156,12 +191,12 @@ def main() -> None:
             "optimizer": optimizer, "weight_decay": weight_decay(reading, paper_l2),
             "lr": run["training"]["lr"] if lr == "trial" else float(lr)}}  # fmt: skip
         with tempfile.TemporaryDirectory() as work:
-            rows = run_arm(arm, args.data, args.batches, args.every, Path(work))
+            rows = run_arm(arm, args.data, args.batches, args.every, Path(work), args.resume)
         settings = {
             "arm": f"{optimizer}/{reading}/{lr}", "model": args.model, "trial": args.trial,
             "seed": SEED, "optimizer": optimizer, "reading": reading, "paper_l2": paper_l2,
             "weight_decay": arm["training"]["weight_decay"], "lr": arm["training"]["lr"],
-            "commit": commit,
+            "commit": commit, "resume": str(args.resume or ""),
         }  # fmt: skip
         args.out.parent.mkdir(parents=True, exist_ok=True)
         write_rows(args.out, [settings | row for row in rows], append=args.append or None)
