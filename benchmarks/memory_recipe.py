@@ -56,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from rnnrepro import config as cfg  # noqa: E402
+from rnnrepro.fileio import load_torch, save_torch  # noqa: E402
 from rnnrepro.models import build_model  # noqa: E402
 from rnnrepro.procedures import OPTIMIZERS, Procedure  # noqa: E402
 from rnnrepro.tasks import make_task  # noqa: E402
@@ -63,6 +64,7 @@ from rnnrepro.training import seed_everything, train, validating  # noqa: E402
 
 READINGS = {"mean": 1, "sequence": 35, "batch": 32 * 35, "none": None}
 SEED = 1
+DIGEST = "recipe"  # the arms' checkpoints: a resumed one is rewritten with it
 
 
 def weight_decay(reading: str, paper_l2: float) -> float:
@@ -133,17 +135,17 @@ class ValidatedEvery:
 def resumed_epochs(run: dict, resume: Path, checkpoint: Path) -> int:
     """Write ``resume`` to ``checkpoint`` as this arm's (its digest, the arm's lr and
     ``weight_decay``); the epochs it had trained. It must end an epoch of ``run``'s optimiser."""
-    state = torch.load(resume, map_location="cpu", weights_only=False)
+    state = load_torch(resume)
     if state["partial"] is not None or state["finished"]:
         sys.exit(f"--resume {resume}: not an unfinished run's checkpoint at an epoch's end")
     training = run["training"]
-    settings = OPTIMIZERS[training["optimizer"]]([torch.zeros(1)], lr=1.0).defaults
+    defaults = OPTIMIZERS[training["optimizer"]]([torch.zeros(1)], lr=1.0).defaults
     for group in state["optimizer"]["param_groups"]:
-        if not set(settings) <= set(group):
+        if not set(defaults) <= set(group):
             sys.exit(f"--resume {resume}: its optimiser is not {training['optimizer']}")
         group["lr"], group["weight_decay"] = training["lr"], training["weight_decay"]
-    state["digest"] = "recipe"
-    torch.save(state, checkpoint)
+    state["digest"] = DIGEST
+    save_torch(state, checkpoint)
     return state["epoch"]
 
 
@@ -162,7 +164,7 @@ def run_arm(
         run["training"] | {"max_batches": batches, "max_epochs": epochs + 1}
     )
     watched = ValidatedEvery(task, model, every, time.monotonic())
-    result, _ = train(model, procedure, watched, work / "checkpoint.pt", "recipe", lambda _: None)
+    result, _ = train(model, procedure, watched, work / "checkpoint.pt", DIGEST, lambda _: None)
     return [*watched.rows, watched.row(result.history[-1]["val_loss"])]
 
 
