@@ -289,6 +289,24 @@ def drop_checkpoint(kept: Path) -> None:
         part.unlink()
 
 
+def archived_bytes(kept: Path) -> int:
+    """What an archived checkpoint takes in the archive now (its file, or its parts and their
+    index); 0 when none is kept."""
+    files = {kept, parts_index(kept), *kept.parent.glob(kept.name + ".part*")}
+    return sum(path.stat().st_size for path in files if path.exists())
+
+
+def best_weights_apart(path: Path) -> bool:
+    """Whether a checkpoint's best-epoch weights differ from its model's (mid-epoch, or after
+    an epoch that set no new best): then ``compact`` cannot store them once."""
+    import torch
+
+    state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    model = state["model"]
+    best = state.get("best_state") or {}
+    return any(name not in model or not torch.equal(model[name], t) for name, t in best.items())
+
+
 def keep_checkpoint(source: Path, kept: Path, part_mb: float) -> int:
     """Archive ``source`` at ``kept`` compacted (``compact``), in parts of at most ``part_mb``
     MiB with an index (size, SHA-256, parts) when larger; its archived size in bytes."""
@@ -364,11 +382,18 @@ def save(
             if not unfinished.exists():
                 continue
             progress += progress_rows(run, unfinished)
+            replaced = archived_bytes(kept_checkpoint)
             size = keep_checkpoint(unfinished, kept_checkpoint, part_mb)
             print(
                 f"save: {run.path}: checkpoint of {unfinished.stat().st_size / 2**20:.1f} MiB "
-                f"archived in {size / 2**20:.1f} MiB"
+                f"archived in {size / 2**20:.1f} MiB, replacing {replaced / 2**20:.1f} MiB: "
+                f"{(size + replaced) / 2**20:.1f} MiB of change for the repository's history"
             )
+            if best_weights_apart(unfinished):
+                print(
+                    f"save: {run.path}: the best epoch's weights are not the model's, so both "
+                    "are stored; saved right after an epoch that set a new best, it is smaller"
+                )
             kept += 1
             continue
         drop_checkpoint(kept_checkpoint)

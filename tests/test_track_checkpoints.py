@@ -98,3 +98,18 @@ def test_a_large_checkpoint_is_kept_in_parts_and_joined_back(tmp_path):
     with pytest.raises(SystemExit, match="its parts do not join to the checkpoint it indexes"):
         ta.unpack_checkpoint(ta.parts_index(kept), target)
     assert not target.exists()
+
+
+@pytest.mark.parametrize("best_is_current", [True, False])
+def test_save_sees_what_a_kept_checkpoint_takes_and_whether_its_best_weights_are_apart(
+    tmp_path, best_is_current
+):
+    source = tmp_path / "run.pt"
+    torch.save(checkpoint_state(best_is_current), source)
+    assert ta.best_weights_apart(source) is not best_is_current
+    kept = tmp_path / "archive/checkpoints/run.pt"
+    assert ta.archived_bytes(kept) == 0
+    archived = ta.keep_checkpoint(source, kept, part_mb=0.05)
+    index = ta.parts_index(kept).stat().st_size
+    assert ta.archived_bytes(kept) == archived + index  # every part once, and the index
+    assert ta.keep_checkpoint(source, kept, part_mb=64) == ta.archived_bytes(kept)  # one file
