@@ -352,6 +352,20 @@ def unpack_checkpoint(archived: Path, target: Path) -> None:
         f.write(data)
 
 
+def machine() -> str:
+    """The host as manifest and segment rows name it: its name, cores, CPU model and the vector
+    unit torch's kernels use (machines that differ in these round differently; docs/methods.md
+    §7.1)."""
+    import torch
+
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    model = names[0] if names else platform.processor() or "unknown CPU"
+    capability = torch.backends.cpu.get_cpu_capability()
+    return f"{platform.node()} ({os.cpu_count()} cores, {model}, {capability})"
+
+
 def save(
     directory: Path,
     archive: Path,
@@ -368,7 +382,7 @@ def save(
         text=True,
         check=True,
     ).stdout.strip()
-    host = f"{platform.node()} ({os.cpu_count()} cores)"
+    host = machine()
     manifest = read_manifest(archive)
     finished_before = len(manifest)
     added = kept = 0

@@ -4,6 +4,7 @@ large, in parts that restore joins back into a checkpoint with the same state.""
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 import torch
@@ -113,3 +114,9 @@ def test_save_sees_what_a_kept_checkpoint_takes_and_whether_its_best_weights_are
     index = ta.parts_index(kept).stat().st_size
     assert ta.archived_bytes(kept) == archived + index  # every part once, and the index
     assert ta.keep_checkpoint(source, kept, part_mb=64) == ta.archived_bytes(kept)  # one file
+
+
+def test_the_machine_a_save_records_names_its_cores_and_vector_unit():
+    host = ta.machine()
+    assert f"({os.cpu_count()} cores, " in host
+    assert host.endswith(f", {torch.backends.cpu.get_cpu_capability()})")
