@@ -632,7 +632,8 @@ def status(archive: Path, config: dict, family: str, experiments: list[str] | No
     hours = sum(float(manifest[run.path]["train_seconds"]) for run in finished) / 3600
     steady = sum(steady_seconds(archive / run.path / "history.csv") for run in finished) / 3600
     print(
-        f"{len(finished)}/{len(planned)} runs finished, {hours:.2f} training hours (one core each;"
+        f"{len(finished)}/{len(planned)} runs finished, {hours:.2f} training hours (summed over"
+        " runs, on the machines manifest.csv names;"
         f" {steady:.2f} h as epochs x each run's median epoch, which leaves out epochs stretched"
         " while the track was stopped)"
     )
