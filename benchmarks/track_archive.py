@@ -353,17 +353,17 @@ def unpack_checkpoint(archived: Path, target: Path) -> None:
 
 
 def machine() -> str:
-    """The host as manifest and segment rows name it: its name, cores, CPU model and the vector
-    unit torch's kernels use (machines that differ in these round differently; docs/methods.md
-    §7.1)."""
+    """The host as manifest and segment rows name it: its name, cores, CPU model, the vector
+    unit torch's kernels use and torch's version (machines that differ in these may round
+    differently; docs/methods.md §7.1)."""
     import torch
 
     cpuinfo = Path("/proc/cpuinfo")
     lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
     names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
     model = names[0] if names else platform.processor() or "unknown CPU"
-    capability = torch.backends.cpu.get_cpu_capability()
-    return f"{platform.node()} ({os.cpu_count()} cores, {model}, {capability})"
+    kernels = f"{torch.backends.cpu.get_cpu_capability()}, torch {torch.__version__}"
+    return f"{platform.node()} ({os.cpu_count()} cores, {model}, {kernels})"
 
 
 def save(

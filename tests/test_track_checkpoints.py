@@ -116,7 +116,8 @@ def test_save_sees_what_a_kept_checkpoint_takes_and_whether_its_best_weights_are
     assert ta.keep_checkpoint(source, kept, part_mb=64) == ta.archived_bytes(kept)  # one file
 
 
-def test_the_machine_a_save_records_names_its_cores_and_vector_unit():
+def test_the_machine_a_save_records_names_its_cores_vector_unit_and_torch():
     host = ta.machine()
     assert f"({os.cpu_count()} cores, " in host
-    assert host.endswith(f", {torch.backends.cpu.get_cpu_capability()})")
+    capability = torch.backends.cpu.get_cpu_capability()
+    assert host.endswith(f", {capability}, torch {torch.__version__})")
