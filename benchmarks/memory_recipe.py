@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -65,6 +66,9 @@ from rnnrepro.training import seed_everything, train, validating  # noqa: E402
 READINGS = {"mean": 1, "sequence": 35, "batch": 32 * 35, "none": None}
 SEED = 1
 DIGEST = "recipe"  # the arms' checkpoints: a resumed one is rewritten with it
+# deepmind/lamb clips the gradient of the loss summed over a window's 35 steps at a global norm
+# of 10 (lamb/lib/config/ptb_word_rmsprop.sh): 10 / 35 on our per-token mean loss
+LAMB_CLIP = 10 / 35
 
 
 def weight_decay(reading: str, paper_l2: float) -> float:
@@ -73,12 +77,13 @@ def weight_decay(reading: str, paper_l2: float) -> float:
     return 0.0 if divisor is None else paper_l2 / divisor
 
 
-def parse_arm(text: str) -> tuple[str, str, str]:
-    """``OPTIMIZER/READING/LR`` checked, or argparse's error naming the part that is wrong."""
+def parse_arm(text: str) -> tuple[str, str, str, str]:
+    """``OPTIMIZER/READING/LR[/CLIP]`` checked, or argparse's error naming the part that is
+    wrong; CLIP (a gradient norm on our per-token mean loss) defaults to ``run`` (the run's)."""
     parts = text.split("/")
-    if len(parts) != 3:
-        raise argparse.ArgumentTypeError(f"{text!r}: not OPTIMIZER/READING/LR")
-    optimizer, reading, lr = parts
+    if len(parts) not in (3, 4):
+        raise argparse.ArgumentTypeError(f"{text!r}: not OPTIMIZER/READING/LR[/CLIP]")
+    optimizer, reading, lr, clip = (*parts, "run")[:4]
     if optimizer not in OPTIMIZERS:
         raise argparse.ArgumentTypeError(
             f"{text!r}: optimizer {optimizer!r} not in {list(OPTIMIZERS)}"
@@ -92,39 +97,61 @@ def parse_arm(text: str) -> tuple[str, str, str]:
             raise argparse.ArgumentTypeError(
                 f"{text!r}: LR {lr!r} is not a number or 'trial'"
             ) from None
-    return optimizer, reading, lr
+    if clip != "run":
+        try:
+            float(clip)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: CLIP {clip!r} is not a number or 'run'"
+            ) from None
+    return optimizer, reading, lr, clip
 
 
 class ValidatedEvery:
     """The run's task, validating the model on the full validation set after every ``every``
-    optimiser steps (``rows``); the training state is untouched (the stream's carried state is
-    the task's own, validation keeps its own, dropout is off and draws no random numbers)."""
+    optimiser steps and handing each row to ``emit`` at once (a killed arm keeps its rows); the
+    training state is untouched (the stream's carried state is the task's own, validation keeps
+    its own, dropout is off and draws no random numbers). ``norms``: the gradient norms before
+    clipping of the steps since the last row (filled by ``recording_norms``)."""
 
-    def __init__(self, task, model, every: int, started: float):
+    def __init__(self, task, model, every: int, started: float, emit):
         self.task, self.model, self.every, self.started = task, model, every, started
-        self.rows, self.steps, self.window = [], 0, []
+        self.emit, self.steps, self.window, self.norms = emit, 0, [], []
+        self.validated = 0  # the step count at the last validation
 
     def __getattr__(self, name):
         return getattr(self.task, name)
 
     def row(self, val_loss: float) -> dict:
         """A CSV row after ``steps`` steps; ``train_loss``: the mean over the steps since the
-        last row (with dropout on)."""
+        last row (with dropout on); the gradient norms' median and the share above lamb's clip
+        on our scale (``LAMB_CLIP``)."""
+        norms = torch.tensor(self.norms or [math.nan])
         row = {
             "batches": self.steps,
             "train_loss": sum(self.window) / len(self.window),
             "val_loss": val_loss,
             "val_ppl": math.exp(val_loss),
+            "grad_norm_median": norms.median().item(),
+            "share_over_lamb_clip": (norms > LAMB_CLIP).float().mean().item(),
             "seconds": round(time.monotonic() - self.started, 1),
         }
-        self.window = []
+        self.window, self.norms = [], []
         print(row, flush=True)
+        self.emit(row)
         return row
 
+    def evaluate(self, model) -> dict:
+        """The task's validation, its row emitted (the loop's at each epoch's end)."""
+        metrics = self.task.evaluate(model)
+        self.row(metrics["loss"])
+        self.validated = self.steps
+        return metrics
+
     def batch_loss(self, model, batch):
-        if self.steps and self.steps % self.every == 0:
+        if self.steps % self.every == 0 and self.steps != self.validated:
             with validating(model, "training"):
-                self.rows.append(self.row(self.task.evaluate(model)["loss"]))
+                self.evaluate(model)
             model.train()
         loss = self.task.batch_loss(model, batch)
         self.window.append(loss.nll.item() / loss.count)
@@ -132,40 +159,96 @@ class ValidatedEvery:
         return loss
 
 
+@contextmanager
+def recording_norms(norms: ValidatedEvery):
+    """Inside the block the training loop's ``clip_grad_norm_`` also appends each step's total
+    gradient norm (before clipping) to ``norms.norms``; a run without a clip is given an infinite
+    one, so that the norm is computed and nothing is clipped."""
+    clip = torch.nn.utils.clip_grad_norm_
+
+    def recorded(parameters, max_norm, *args, **kwargs):
+        total = clip(parameters, max_norm, *args, **kwargs)
+        norms.norms.append(total.item())
+        return total
+
+    torch.nn.utils.clip_grad_norm_ = recorded
+    try:
+        yield
+    finally:
+        torch.nn.utils.clip_grad_norm_ = clip
+
+
+def converted_optimizer(state: dict, name: str, lr: float, weight_decay: float) -> dict:
+    """A checkpoint's RMSprop state as optimiser ``name``'s at ``lr`` and ``weight_decay``:
+    the same optimiser's with its lr and ``weight_decay`` replaced, or, for
+    ``rmsprop_corrected``, PyTorch RMSprop's accumulator (α = 0.99) and step count carried over
+    as its second moment (β2 = 0.999; after thousands of steps its bias correction is ~1), so
+    that the arm starts warm, not with a fresh optimiser's transient."""
+    defaults = OPTIMIZERS[name]([torch.zeros(1)], lr=1.0).defaults
+    groups = []
+    for group in state["param_groups"]:
+        if name not in ("rmsprop", "rmsprop_corrected"):
+            sys.exit(f"--resume: cannot carry RMSprop's state over to {name}")
+        settings = group if name == "rmsprop" else defaults
+        groups.append(
+            settings | {"params": group["params"], "lr": lr, "weight_decay": weight_decay}
+        )
+    return {"state": state["state"], "param_groups": groups}
+
+
 def resumed_epochs(run: dict, resume: Path, checkpoint: Path) -> int:
-    """Write ``resume`` to ``checkpoint`` as this arm's (its digest, the arm's lr and
-    ``weight_decay``); the epochs it had trained. It must end an epoch of ``run``'s optimiser."""
+    """Write ``resume`` to ``checkpoint`` as this arm's (its digest, the arm's optimiser, lr
+    and ``weight_decay``); the epochs it had trained. It must end an epoch of a run trained
+    with PyTorch's RMSprop."""
     state = load_torch(resume)
     if state["partial"] is not None or state["finished"]:
         sys.exit(f"--resume {resume}: not an unfinished run's checkpoint at an epoch's end")
+    if not all("alpha" in group for group in state["optimizer"]["param_groups"]):
+        sys.exit(f"--resume {resume}: its optimiser is not PyTorch's RMSprop")
     training = run["training"]
-    defaults = OPTIMIZERS[training["optimizer"]]([torch.zeros(1)], lr=1.0).defaults
-    for group in state["optimizer"]["param_groups"]:
-        if not set(defaults) <= set(group):
-            sys.exit(f"--resume {resume}: its optimiser is not {training['optimizer']}")
-        group["lr"], group["weight_decay"] = training["lr"], training["weight_decay"]
+    state["optimizer"] = converted_optimizer(
+        state["optimizer"], training["optimizer"], training["lr"], training["weight_decay"]
+    )
     state["digest"] = DIGEST
     save_torch(state, checkpoint)
     return state["epoch"]
 
 
 def run_arm(
-    run: dict, data: Path, batches: int, every: int, work: Path, resume: Path | None = None
-) -> list[dict]:
-    """Train ``run`` for ``batches`` batches of epoch 1 (or of the epoch after ``resume``),
-    validating every ``every`` and at the end (the loop's own end-of-epoch validation); the
-    rows."""
+    run: dict,
+    data: Path,
+    batches: int,
+    every: int,
+    work: Path,
+    emit,
+    resume: Path | None = None,
+    start: Path | None = None,
+    epochs: int = 1,
+) -> None:
+    """Train ``run`` for ``epochs`` epochs of at most ``batches`` batches: from the start, from
+    the epoch after ``resume`` (a checkpoint), or from ``start``'s weights (a finished run's
+    ``model.pt``) with a fresh optimiser and no lr schedule; validate every ``every`` batches
+    and at each epoch's end (the loop's own validation), each row to ``emit``."""
     files = [str(data / name) for name in ("train.txt", "val.txt", "vocab.txt")]
     task = make_task(run, SEED, torch.device("cpu"), *files)
     seed_everything(SEED)
     model = build_model(run["architecture"], task.vocab, **run["hparams"])
-    epochs = resumed_epochs(run, resume, work / "checkpoint.pt") if resume else 0
-    procedure = Procedure.from_dict(
-        run["training"] | {"max_batches": batches, "max_epochs": epochs + 1}
-    )
-    watched = ValidatedEvery(task, model, every, time.monotonic())
-    result, _ = train(model, procedure, watched, work / "checkpoint.pt", DIGEST, lambda _: None)
-    return [*watched.rows, watched.row(result.history[-1]["val_loss"])]
+    done = resumed_epochs(run, resume, work / "checkpoint.pt") if resume else 0
+    settings = run["training"] | {"max_batches": batches, "max_epochs": done + epochs}
+    if start is not None:
+        model.load_state_dict(load_torch(start))
+        settings |= {"lr_decay": None, "early_stopping_patience": epochs + 1}
+    procedure = Procedure.from_dict(settings)
+    watched = ValidatedEvery(task, model, every, time.monotonic(), emit)
+    with recording_norms(watched):
+        train(
+            model,
+            procedure,
+            watched,
+            work / "checkpoint.pt",
+            DIGEST,
+            lambda _: None,
+        )
 
 
 def main() -> None:
@@ -177,9 +260,12 @@ def main() -> None:
     parser.add_argument("--model", default="lstm_650")
     parser.add_argument("--batches", type=int, default=830, help="830: one PTB epoch")
     parser.add_argument("--every", type=int, default=200)
+    parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--paper-l2", type=float, help="the paper's λ (default: the trial's)")
     parser.add_argument("--append", action="store_true", help="add rows to an existing --out")
-    parser.add_argument("--resume", type=Path, help="train the epoch after this checkpoint's")
+    start = parser.add_mutually_exclusive_group()
+    start.add_argument("--resume", type=Path, help="train the epoch after this checkpoint's")
+    start.add_argument("--start", type=Path, help="a finished run's model.pt to start from")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -188,21 +274,28 @@ def main() -> None:
     paper_l2 = args.paper_l2 or run["training"]["weight_decay"] * READINGS["sequence"]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip()  # fmt: skip
-    for optimizer, reading, lr in args.arms:
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    for optimizer, reading, lr, clip in args.arms:
         arm = run | {"training": run["training"] | {
             "optimizer": optimizer, "weight_decay": weight_decay(reading, paper_l2),
-            "lr": run["training"]["lr"] if lr == "trial" else float(lr)}}  # fmt: skip
-        with tempfile.TemporaryDirectory() as work:
-            rows = run_arm(arm, args.data, args.batches, args.every, Path(work), args.resume)
+            "lr": run["training"]["lr"] if lr == "trial" else float(lr),
+            "grad_clip": run["training"].get("grad_clip") if clip == "run" else float(clip),
+        }}  # fmt: skip
         settings = {
-            "arm": f"{optimizer}/{reading}/{lr}", "model": args.model, "trial": args.trial,
-            "seed": SEED, "optimizer": optimizer, "reading": reading, "paper_l2": paper_l2,
-            "weight_decay": arm["training"]["weight_decay"], "lr": arm["training"]["lr"],
-            "commit": commit, "resume": str(args.resume or ""),
+            "arm": f"{optimizer}/{reading}/{lr}/{clip}", "model": args.model,
+            "trial": args.trial, "seed": SEED, "optimizer": optimizer, "reading": reading,
+            "paper_l2": paper_l2, "weight_decay": arm["training"]["weight_decay"],
+            "lr": arm["training"]["lr"], "grad_clip": arm["training"]["grad_clip"],
+            "commit": commit, "resume": str(args.resume or ""), "start": str(args.start or ""),
         }  # fmt: skip
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        write_rows(args.out, [settings | row for row in rows], append=args.append or None)
-        args.append = True
+
+        def emit(row: dict, settings=settings) -> None:
+            write_rows(args.out, [settings | row], append=args.append)
+            args.append = True
+
+        with tempfile.TemporaryDirectory() as work:
+            run_arm(arm, args.data, args.batches, args.every, Path(work), emit,
+                    args.resume, args.start, args.epochs)  # fmt: skip
         print(json.dumps(settings), flush=True)
 
 

@@ -1,5 +1,6 @@
 """Training procedures: a named, configured object (config key ``training.<name>``) that owns
-the optimiser (Adam, RMSprop in PyTorch's or TensorFlow 1's form, or SGD with weight decay), its
+the optimiser (Adam, RMSprop in PyTorch's, TensorFlow 1's or bias-corrected form, or SGD with
+weight decay), its
 schedules (plateau decay, per-batch
 LR scaling), NT-ASGD weight averaging with validation on the averaged weights, the extra loss
 terms (AR/TAR and model-defined terms), the stopping rule and what a non-finite loss means.
@@ -55,9 +56,46 @@ class RMSpropTF(torch.optim.Optimizer):
         return loss
 
 
+class RMSpropCorrected(torch.optim.Optimizer):
+    """RMSprop with Adam's bias correction, i.e. Adam with β1 = 0 (the "rmsprop" of DeepMind's
+    language-modelling code, deepmind/lamb ``lamb/utils.py``; docs/methods.md §11.2):
+    ``v ← β2 v + (1 − β2) g²; w ← w − lr · g / (√(v / (1 − β2^t)) + ε)``, ``g`` including
+    ``weight_decay · w``. Unlike ``torch.optim.Adam`` it keeps no first moment (one tensor per
+    weight, not two). PyTorch's ``RMSprop`` (α = 0.99, no correction) makes its first steps ~10 ·
+    lr per weight; this one's are ~lr."""
+
+    def __init__(
+        self, params, lr: float, weight_decay: float = 0.0, beta2: float = 0.999, eps: float = 1e-8
+    ):
+        defaults = {"lr": lr, "weight_decay": weight_decay, "beta2": beta2, "eps": eps}
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None if closure is None else closure()
+        for group in self.param_groups:
+            beta2 = group["beta2"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad.add(p, alpha=group["weight_decay"])
+                state = self.state[p]
+                if not state:
+                    state["step"] = torch.tensor(0.0)
+                    state["square_avg"] = torch.zeros_like(p)
+                state["step"] += 1
+                square_avg = state["square_avg"]
+                square_avg.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                correction = 1 - beta2 ** state["step"].item()
+                denom = square_avg.div(correction).sqrt_().add_(group["eps"])
+                p.addcdiv_(grad, denom, value=-group["lr"])
+        return loss
+
+
 OPTIMIZERS = {
     "adam": torch.optim.Adam,
     "rmsprop": torch.optim.RMSprop,
+    "rmsprop_corrected": RMSpropCorrected,
     "rmsprop_tf": RMSpropTF,
     "sgd": torch.optim.SGD,
 }
