@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from rnnrepro import config as cfg  # noqa: E402
 from rnnrepro.fileio import load_torch, save_torch  # noqa: E402
-from rnnrepro.models import build_model  # noqa: E402
+from rnnrepro.models import build_model, read_model_file  # noqa: E402
 from rnnrepro.procedures import OPTIMIZERS, Procedure  # noqa: E402
 from rnnrepro.tasks import make_task  # noqa: E402
 from rnnrepro.training import seed_everything, train, validating  # noqa: E402
@@ -236,7 +236,7 @@ def run_arm(
     done = resumed_epochs(run, resume, work / "checkpoint.pt") if resume else 0
     settings = run["training"] | {"max_batches": batches, "max_epochs": done + epochs}
     if start is not None:
-        model.load_state_dict(load_torch(start))
+        model.load_state_dict(read_model_file(start)["state_dict"])
         settings |= {"lr_decay": None, "early_stopping_patience": epochs + 1}
     procedure = Procedure.from_dict(settings)
     watched = ValidatedEvery(task, model, every, time.monotonic(), emit)
