@@ -165,6 +165,66 @@ def test_candidate_dropout_lstm_equals_the_per_step_definition_and_nn_lstm_in_ev
     torch.testing.assert_close(lstm.eval()(x)[0], plain)
 
 
+def test_a_window_mask_drops_the_same_candidate_units_at_every_step():
+    """``candidate_mask: window`` (deepmind/lamb's update dropout): one mask [B, h] for the
+    whole window, the per-step definition with that mask repeated."""
+    torch.manual_seed(0)
+    lstm = CandidateDropoutLSTM(4, 5, candidate_dropout=0.4, candidate_mask="window").double()
+    x = torch.randn(6, 3, 4, dtype=torch.double)
+    torch.manual_seed(1)
+    mask = x.new_empty(1, 3, 5).bernoulli_(0.6).div_(0.6).expand(6, -1, -1)
+    torch.manual_seed(1)
+    hs, (_, c) = lstm.train()(x)
+    ref_hs, ref_c = naive_candidate_dropout_lstm(lstm, x, mask)
+    torch.testing.assert_close(hs, ref_hs)
+    torch.testing.assert_close(c[0], ref_c)
+    assert (mask == 0).any() and (mask[0] != 0).any()
+    with pytest.raises(ValueError, match="candidate_mask must be one of step, window"):
+        CandidateDropoutLSTM(4, 5, candidate_mask="sequence")
+
+
+def test_the_capped_input_gate_and_forget_bias_follow_their_definitions():
+    """``cap_input_gate``: c_t = f c + min(i, 1 − f) g, in training (with the mask) and in
+    evaluation; ``forget_bias`` moves the forget gate's bias only, by that much."""
+    torch.manual_seed(0)
+    plain = CandidateDropoutLSTM(4, 5).double()
+    torch.manual_seed(0)
+    lstm = CandidateDropoutLSTM(
+        4, 5, candidate_dropout=0.3, forget_bias=1.0, cap_input_gate=True
+    ).double()
+    shift = lstm.bias_ih_l0 - plain.bias_ih_l0
+    torch.testing.assert_close(shift[5:10], torch.ones(5, dtype=torch.double))
+    assert (shift[:5] == 0).all() and (shift[10:] == 0).all()
+    assert torch.equal(lstm.bias_hh_l0, plain.bias_hh_l0)
+
+    def reference(x, mask):
+        h = c = x.new_zeros(x.shape[1], 5)
+        outputs = []
+        for t in range(x.shape[0]):
+            gates = x[t] @ lstm.weight_ih_l0.t() + h @ lstm.weight_hh_l0.t()
+            i, f, g, o = (gates + lstm.bias_ih_l0 + lstm.bias_hh_l0).chunk(4, -1)
+            f = torch.sigmoid(f)
+            i = torch.where(torch.sigmoid(i) < 1 - f, torch.sigmoid(i), 1 - f)
+            c = f * c + i * torch.tanh(g) * mask[t]
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outputs.append(h)
+        return torch.stack(outputs), c
+
+    x = torch.randn(6, 3, 4, dtype=torch.double) * 3  # large inputs: the cap binds somewhere
+    torch.manual_seed(1)
+    mask = x.new_empty(6, 3, 5).bernoulli_(0.7).div_(0.7)
+    torch.manual_seed(1)
+    hs, (_, c) = lstm.train()(x)
+    ref_hs, ref_c = reference(x, mask)
+    torch.testing.assert_close(hs, ref_hs)
+    torch.testing.assert_close(c[0], ref_c)
+    ones = torch.ones_like(mask)
+    ref_eval, _ = reference(x, ones)
+    torch.testing.assert_close(lstm.eval()(x)[0], ref_eval)
+    uncapped, _ = naive_candidate_dropout_lstm(lstm, x, ones)
+    assert not torch.allclose(ref_eval, uncapped)  # the cap changed something
+
+
 # docs/methods.md §11.1 (tied, d = 650; the counts it marks as matching the paper): PTB / WikiText-2
 COUNTS = [
     ("memory_lstm", {"hidden_size": 650, "memory": "none"}, 10_000, 9.90e6),

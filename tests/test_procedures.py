@@ -4,13 +4,21 @@ non-finite losses (scripted validation losses, a one-parameter model)."""
 from __future__ import annotations
 
 import math
+import os
+import signal
 
 import pytest
 import torch
 from torch import nn
 
 from rnnrepro.procedures import BatchLoss, DecayOnIncrease, Procedure
-from rnnrepro.training import NonFiniteLoss, Task, history_columns_for, train
+from rnnrepro.training import (
+    NonFiniteLoss,
+    Task,
+    TrainingInterrupted,
+    history_columns_for,
+    train,
+)
 
 
 class Counter(nn.Module):
@@ -154,6 +162,7 @@ def test_objective_adds_ar_tar_and_the_model_terms():
         ("adam", 0.1),  # Adam's first step is lr * sign(grad)
         ("rmsprop", 0.1 / (0.01**0.5 + 1e-8)),  # lr * g / sqrt((1 - alpha) g^2)
         ("rmsprop_tf", 0.1 / (0.9 + 0.1 + 1e-10) ** 0.5),  # v from 1: lr * g / sqrt(0.9 + 0.1 g^2)
+        ("rmsprop_corrected", 0.1 / (1 + 1e-8)),  # bias-corrected: v / (1 - β2) = g^2
     ],
 )
 def test_optimizer_choice(tmp_path, optimizer, expected):
@@ -179,6 +188,31 @@ def test_tensorflow_rmsprop_follows_its_update_rule_with_l2_in_the_gradient(tmp_
     assert model.w.item() == pytest.approx(w, rel=1e-6)
     torch_rmsprop = run(tmp_path / "torch", [1.0] * 3, optimizer="rmsprop", weight_decay=0.5)[2]
     assert abs(torch_rmsprop.w.item() - w) > 0.5  # the two forms differ from the first step
+
+
+def test_corrected_rmsprop_is_adam_without_momentum_and_keeps_one_moment(tmp_path):
+    """Three steps of ``rmsprop_corrected`` (deepmind/lamb's "rmsprop") with weight decay
+    against the rule written out: v from 0 with β2 = 0.999, divided by 1 − β2^t, ε outside the
+    root; the same weights as ``torch.optim.Adam`` with β1 = 0, and one state tensor, not two."""
+    _, _, model = run(tmp_path, [1.0] * 3, optimizer="rmsprop_corrected", weight_decay=0.5)
+    w, v = 0.0, 0.0
+    for t in range(1, 4):
+        g = -1.0 + 0.5 * w
+        v = 0.999 * v + 0.001 * g * g
+        w -= 0.1 * g / (math.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    assert model.w.item() == pytest.approx(w, rel=1e-6)
+    weight = nn.Parameter(torch.zeros(()))
+    adam = torch.optim.Adam([weight], lr=0.1, betas=(0.0, 0.999), weight_decay=0.5)
+    for _ in range(3):
+        adam.zero_grad()
+        (-weight).backward()
+        adam.step()
+    assert model.w.item() == pytest.approx(weight.item(), rel=1e-6)
+    optimizer = Procedure(lr=0.1, batch_size=1, max_epochs=1, early_stopping_patience=1,
+                          optimizer="rmsprop_corrected").make_optimizer(model)  # fmt: skip
+    model.w.grad = torch.ones(())
+    optimizer.step()
+    assert set(optimizer.state[model.w]) == {"step", "square_avg"}
 
 
 def test_unknown_optimizer_and_asgd_without_sgd_are_refused():
@@ -370,3 +404,102 @@ def test_history_rows_have_the_tasks_columns(tmp_path):
     task.history_columns = ("epoch", "accuracy")
     with pytest.raises(ValueError, match="'accuracy'"):
         train(Counter(), settings, task, tmp_path / "b.pt", "b", lambda _: None)
+
+
+class StepsTask(ScriptedTask):
+    """``per_epoch`` batches an epoch; optionally a signal to itself before batch ``signal_at``
+    (a global step count), as SLURM sends before a time limit."""
+
+    def __init__(self, batch_loss, evaluate, per_epoch: int, signal_at: int | None = None):
+        super().__init__(batch_loss, evaluate)
+        self.per_epoch, self.signal_at, self.calls = per_epoch, signal_at, 0
+
+    def batches(self, epoch):
+        return [None] * self.per_epoch
+
+
+def run_steps(tmp_path, evaluate, per_epoch=3, signal_at=None, **settings):
+    """Train the one-weight model (each step moves w by ~lr) under ``eval_every``."""
+    defaults = dict(lr=0.1, batch_size=1, early_stopping_patience=99, optimizer="sgd")
+    model = Counter()
+    task = StepsTask(None, evaluate, per_epoch, signal_at)
+
+    def batch_loss(m, batch):
+        task.calls += 1
+        if task.calls == task.signal_at:
+            os.kill(os.getpid(), signal.SIGUSR1)
+        return -m.w, 1
+
+    task.batch_loss = batch_loss
+    procedure = Procedure(**{**defaults, **settings})
+    result, best = train(model, procedure, task, tmp_path / "ckpt.pt", "test", lambda _: None)
+    return result, best, model
+
+
+def scripted(losses):
+    values = iter(losses)
+    return lambda m: {"loss": next(values)}
+
+
+def test_validating_every_n_steps_counts_steps_across_epochs(tmp_path):
+    """3 batches an epoch, a validation every 2 steps: after steps 2, 4, 6, 8, and at the end
+    of the budget's last epoch (step 9); each row names its epoch and step."""
+    result, _, _ = run_steps(
+        tmp_path, scripted([5.0, 4.0, 3.0, 2.0, 1.0]), max_epochs=3, eval_every=2
+    )
+    assert [(r["epoch"], r["step"]) for r in result.history] == [
+        (1, 2), (2, 4), (2, 6), (3, 8), (3, 9)
+    ]  # fmt: skip
+    assert result.stopped_because == "reached max_epochs=3" and result.best_epoch == 3
+
+
+def test_the_budget_ends_without_a_second_validation_of_the_same_step(tmp_path):
+    result, _, _ = run_steps(tmp_path, scripted([3.0, 2.0, 1.0]), max_epochs=2, eval_every=2,
+                             per_epoch=3)  # fmt: skip
+    assert [r["step"] for r in result.history] == [2, 4, 6]
+    assert result.stopped_because == "reached max_epochs=2"
+
+
+def test_lr_is_cut_after_patience_validations_without_a_new_best_repeatedly(tmp_path):
+    """deepmind/lamb's drop: × 0.1 once more than ``lr_patience`` validations in a row set no
+    strictly new best, counted afresh after each drop."""
+    losses = [5.0, 4.0, 4.0, 4.5, 4.0, 3.0, 3.5, 3.5, 3.5, 3.5]
+    result, _, _ = run_steps(
+        tmp_path, scripted(losses), per_epoch=10, max_epochs=1, eval_every=1,
+        lr_decay=0.1, lr_patience=2, lr_decay_threshold=0.0,
+    )  # fmt: skip
+    lrs = [row["lr"] for row in result.history]
+    # bad validations: 3, 4, 5 (the third in a row: cut after 5), then 7, 8, 9 (cut after 9)
+    assert lrs == pytest.approx([0.1] * 5 + [0.01] * 4 + [0.001])
+
+
+def test_early_stopping_counts_validations_and_stops_inside_an_epoch(tmp_path):
+    result, best, model = run_steps(
+        tmp_path, scripted([3.0, 2.0, 2.5, 2.6, 1.0]), per_epoch=5, max_epochs=2,
+        eval_every=2, early_stopping_patience=2,
+    )  # fmt: skip
+    assert [r["step"] for r in result.history] == [2, 4, 6, 8]
+    assert result.stopped_because == "no improvement for 2 validations"
+    assert model.w.item() == pytest.approx(0.8) and best["w"].item() == pytest.approx(0.4)
+    assert result.best_epoch == 1  # step 4 is in epoch 1 (5 batches an epoch)
+
+
+def test_a_run_validating_every_n_steps_resumes_to_the_same_numbers(tmp_path):
+    """Interrupted by a signal inside an epoch, between two validations, then resumed: the
+    same rows (but the seconds) and weights as the run never interrupted."""
+
+    def evaluate(m):
+        return {"loss": (m.w.item() - 0.75) ** 2}
+
+    settings = dict(per_epoch=4, max_epochs=3, eval_every=3, lr_decay=0.5, lr_patience=0)
+    whole, _, model = run_steps(tmp_path / "a", evaluate, **settings)
+    with pytest.raises(TrainingInterrupted):
+        run_steps(tmp_path / "b", evaluate, signal_at=5, **settings)
+    resumed, _, again = run_steps(tmp_path / "b", evaluate, **settings)
+
+    def numbers(rows):
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+
+    assert numbers(resumed.history) == numbers(whole.history)
+    assert again.w.item() == model.w.item()
+    assert [r["step"] for r in whole.history] == [3, 6, 9, 12]

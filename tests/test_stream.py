@@ -18,7 +18,7 @@ from rnnrepro.data import text
 from rnnrepro.data.batching import stream_batches, variable_bptt_lengths
 from rnnrepro.evaluation.text import evaluate_stream
 from rnnrepro.models import build_model
-from rnnrepro.tasks import StreamTask
+from rnnrepro.tasks import StreamTask, drop_columns
 
 WORDS = [f"w{i}" for i in range(30)]
 RUN = {
@@ -194,3 +194,31 @@ def test_stream_run_killed_mid_epoch_resumes_to_identical_numbers(corpus, signum
     pd.testing.assert_frame_equal(whole_history, history)
     assert all(torch.equal(whole_state[k], resumed[k]) for k in whole_state)
     assert history["val_ppl"].notna().all()
+
+
+def test_a_dropped_column_starts_its_window_from_the_initial_state(corpus):
+    """``drop_state_probability`` (deepmind/lamb): before a window each column's carried state
+    is zeroed with that probability, the others are carried unchanged."""
+    training = {**RUN["training"], "batch_size": 4, "drop_state_probability": 0.5}
+    hparams = {"hidden_size": 6, "memory": "none"}
+    run = {**RUN, "architecture": "memory_lstm", "training": training, "hparams": hparams}
+    files = [str(corpus / f) for f in ("train.txt", "val.txt", "vocab.txt")]
+    task = StreamTask(run, 1, torch.device("cpu"), *files)
+    torch.manual_seed(0)
+    model = build_model("memory_lstm", task.vocab, **hparams).eval()  # no dropout masks drawn
+    batches = iter(task.batches(0))
+    task.batch_loss(model, next(batches))
+    (h, c), memory = task.state
+    second = next(batches)
+    torch.manual_seed(3)
+    dropped = torch.empty(4).bernoulli_(0.5)
+    assert 0 < dropped.sum() < 4  # this seed drops some columns, not all
+    torch.manual_seed(3)  # the task draws the same columns first
+    task.batch_loss(model, second)
+    keep = (1 - dropped).view(1, 4, 1)  # the state written out: zeros where dropped
+    _, expected, _ = model.forward_aux(second[0], ((h * keep, c * keep), memory))
+    _, carried, _ = model.forward_aux(second[0], ((h, c), memory))
+    torch.testing.assert_close(task.state[0][0], expected[0][0])
+    assert not torch.allclose(task.state[0][0], carried[0][0])
+    with pytest.raises(ValueError, match=r"shape \(4, 4\) has several dimensions"):
+        drop_columns(torch.ones(4, 4), dropped)

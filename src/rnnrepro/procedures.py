@@ -138,7 +138,14 @@ class Procedure:
     bptt: int | None = None  # stream datasets: steps per window
     variable_bptt: bool = False  # stream datasets: AWD-LSTM's random window lengths, LR rescaled
     max_seq_len_delta: int | None = None  # variable windows are at most bptt + this long
+    # stream datasets: each column's carried state is zeroed with this probability before a
+    # window (deepmind/lamb's non-episodic training)
+    drop_state_probability: float = 0.0
     max_batches: int | None = None  # train on at most this many batches per epoch
+    # validate every this many optimiser steps (counted across epochs) instead of at each
+    # epoch's end: the LR decay, early stopping and best state then count evaluations, not
+    # epochs, and max_epochs stays the budget (deepmind/lamb's turns; docs/methods.md §11.2)
+    eval_every: int | None = None
     eval_batch_size: int = 10  # stream datasets: columns of the validation stream
     test_batch_size: int | None = None  # columns of the test stream (default eval_batch_size)
     max_eval_tokens: int | None = None  # validate and test on the first N tokens of a stream
@@ -182,6 +189,14 @@ class Procedure:
             raise ValueError("variable_bptt needs bptt")
         if self.average_from_start and self.asgd_nonmono is None:
             raise ValueError("average_from_start (fine-tuning) needs asgd_nonmono")
+        if not 0 <= self.drop_state_probability < 1:
+            raise ValueError(
+                f"drop_state_probability must be in [0, 1), not {self.drop_state_probability}"
+            )
+        if self.eval_every is not None and self.eval_every < 1:
+            raise ValueError(f"eval_every must be a positive step count, not {self.eval_every}")
+        if self.eval_every is not None and self.asgd_nonmono is not None:
+            raise ValueError("eval_every and asgd_nonmono (NT-ASGD, per epoch) exclude each other")
 
     @classmethod
     def from_dict(cls, settings: dict) -> Procedure:
@@ -254,11 +269,23 @@ class Procedure:
             return False
         return len(val_losses) > n and loss > min(val_losses[:-n])
 
+    @property
+    def unit(self) -> str:
+        """What the patience counts: epochs, or validations every ``eval_every`` steps."""
+        return "epochs" if self.eval_every is None else "validations"
+
     def stop_reason(
-        self, epoch: int, val_loss: float, bad_epochs: int, earlier: list[float] = ()
+        self,
+        epoch: int,
+        val_loss: float,
+        bad_epochs: int,
+        earlier: list[float] = (),
+        epoch_end: bool = True,
     ) -> str:
-        """Why training stops after ``epoch`` (1-based; ``earlier``: the validation losses of
-        the epochs before; ``bad_epochs``: epochs since the best), or "" to go on."""
+        """Why training stops after the validation in ``epoch`` (1-based; ``earlier``: the
+        validation losses before; ``bad_epochs``: validations since the best; ``epoch_end``:
+        whether it ends the epoch, as every validation does unless ``eval_every`` is set), or ""
+        to go on."""
         if self.average_from_start and self.non_monotone(list(earlier), val_loss):
             return f"non-monotone: no better than {self.asgd_nonmono} epochs before"
         if self.stop_loss is not None and val_loss < self.stop_loss:
@@ -266,10 +293,10 @@ class Procedure:
         if self.stop_on == "increase":
             rises = increases_in_a_row([*earlier, val_loss])
             if rises >= self.early_stopping_patience:
-                return f"validation loss rose {rises} epochs in a row"
+                return f"validation loss rose {rises} {self.unit} in a row"
         elif bad_epochs >= self.early_stopping_patience:
-            return f"no improvement for {bad_epochs} epochs"
-        if epoch == self.max_epochs:
+            return f"no improvement for {bad_epochs} {self.unit}"
+        if epoch_end and epoch == self.max_epochs:
             return f"reached max_epochs={self.max_epochs}"
         return ""
 

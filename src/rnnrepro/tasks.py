@@ -154,10 +154,34 @@ class TextTask(Task):
         return {"loss": result.loss, "bpc": result.bpc if self.metric == "bpc" else None}
 
 
+def drop_columns(state, dropped: torch.Tensor):
+    """``state`` with the columns where ``dropped`` [B] is 1 set to zeros (the initial state,
+    as at the stream's start): deepmind/lamb's ``drop_state_probability``. Each tensor's batch
+    dimension is the one of size B; a tensor with none is kept, one with several is refused."""
+    batch = len(dropped)
+    keep = (1 - dropped).bool()
+
+    def drop(tensor: torch.Tensor) -> torch.Tensor:
+        dims = [d for d, size in enumerate(tensor.shape) if size == batch]
+        if not dims:
+            return tensor
+        if len(dims) > 1:
+            raise ValueError(
+                f"drop_state_probability: a state tensor of shape {tuple(tensor.shape)} has "
+                f"several dimensions of the batch size {batch}"
+            )
+        shape = [1] * tensor.dim()
+        shape[dims[0]] = batch
+        return tensor * keep.view(shape).to(tensor.dtype)
+
+    return map_state(drop, state)
+
+
 class StreamTask(Task):
     """A corpus read as one token stream (every line then ``<eos>``) in BPTT windows of
     ``training.bptt`` steps over ``batch_size`` columns; the recurrent state is carried from one
-    window to the next (detached), reset at each epoch, and checkpointed mid-epoch."""
+    window to the next (detached; each column's dropped with ``drop_state_probability``), reset
+    at each epoch, and checkpointed mid-epoch."""
 
     history_columns = history_columns_for(HISTORY_METRICS)
 
@@ -205,6 +229,10 @@ class StreamTask(Task):
 
     def batch_loss(self, model, batch):
         inputs, targets = batch
+        drop = self.run["training"].get("drop_state_probability")
+        if drop and self.state is not None:
+            dropped = torch.empty(inputs.shape[1], device=inputs.device).bernoulli_(drop)
+            self.state = drop_columns(self.state, dropped)
         logits, state, aux = model.forward_aux(inputs, self.state)
         self.state = map_state(torch.Tensor.detach, state)  # pytorch/examples' repackage_hidden
         nll, count = sequence_loss(logits, targets, "vocab", IGNORE_INDEX)

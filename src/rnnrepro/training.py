@@ -207,6 +207,7 @@ class _Trainer:
         self.result = TrainingResult()
         self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         self.bad_epochs, self.start_epoch = 0, 0
+        self.steps = 0  # optimiser steps so far (``eval_every`` counts them across epochs)
         self.partial = None  # progress inside an interrupted epoch: batches, loss sums, seconds
 
     def resume(self) -> bool:
@@ -228,6 +229,7 @@ class _Trainer:
         self.result = TrainingResult(**state["result"])
         self.best_state, self.bad_epochs = state["best_state"], state["bad_epochs"]
         self.start_epoch, self.partial = state["epoch"], state["partial"]
+        self.steps = state.get("steps", 0)  # absent from checkpoints of older versions
         where = f" and {self.partial['batches']} batches" if self.partial else ""
         self.log(f"resuming from {self.checkpoint} after epoch {self.start_epoch}{where}")
         return bool(state["finished"])
@@ -247,6 +249,7 @@ class _Trainer:
                 "result": asdict(self.result),
                 "best_state": self.best_state,
                 "bad_epochs": self.bad_epochs,
+                "steps": self.steps,
                 "finished": bool(self.result.stopped_because),
             },
             self.checkpoint,
@@ -263,7 +266,9 @@ class _Trainer:
         """One epoch of optimiser steps; the loss sums, or None when the run diverged."""
         procedure, model, optimizer = self.procedure, self.model, self.optimizer
         started = time.perf_counter()
-        sums = {"batches": 0, "total": 0.0, "count": 0, "seconds": 0.0}
+        # ``validated``: the sums at this epoch's last validation (``eval_every``), so that a
+        # validation's row holds the training loss and seconds since the one before
+        sums = {"batches": 0, "total": 0.0, "count": 0, "seconds": 0.0, "validated": None}
         if self.partial is not None:
             sums, self.partial = dict(self.partial), None
         else:
@@ -290,16 +295,49 @@ class _Trainer:
                 with procedure.batch_lr(optimizer, loss.lr_scale):
                     optimizer.step()
                 self.average.update()
+                self.steps += 1
                 sums["total"] += value
                 sums["count"] += loss.count
             sums["batches"] = index + 1
             sums["seconds"] = earlier + time.perf_counter() - started
+            every = procedure.eval_every
+            if every is not None and loss.count > 0 and self.steps % every == 0:
+                if not self.checkpoint_validation(epoch, sums, epoch_end=False):
+                    return None
+                if self.result.stopped_because:
+                    return sums
+                model.train()
             if received:
                 self.save(epoch, sums)
                 self.log(f"checkpoint written in epoch {epoch + 1} after batch {index + 1}")
                 raise TrainingInterrupted(received[0])
         sums["seconds"] = earlier + time.perf_counter() - started
         return sums
+
+    def checkpoint_validation(self, epoch: int, sums: dict, epoch_end: bool) -> bool:
+        """A validation inside or at the end of an epoch under ``eval_every``: the row over the
+        steps since the last one, the schedule and the stopping rule; False when the run
+        diverged."""
+        last = sums.get("validated") or {"total": 0.0, "count": 0, "seconds": 0.0}
+        since = {key: sums[key] - last[key] for key in ("total", "count", "seconds")}
+        row = self.validate(epoch, since)
+        if row is None:
+            return False
+        row["step"] = self.steps
+        self.end_epoch(epoch, row, epoch_end)
+        sums["validated"] = {key: sums[key] for key in ("total", "count", "seconds")}
+        sums["validated"]["seconds"] += row["seconds"] - since["seconds"]
+        return True
+
+    def end_of_epoch_validation(self, epoch: int, sums: dict) -> bool:
+        """Under ``eval_every``, only the budget's last epoch ends with a validation (unless
+        one just happened); False when the run diverged."""
+        if epoch + 1 < self.procedure.max_epochs:
+            return True
+        if sums.get("validated") is not None and sums["validated"]["count"] == sums["count"]:
+            self.result.stopped_because = f"reached max_epochs={self.procedure.max_epochs}"
+            return True
+        return self.checkpoint_validation(epoch, sums, epoch_end=True)
 
     def validate(self, epoch: int, sums: dict) -> dict | None:
         """Validation (on the averaged weights when averaging), the history row and the best
@@ -336,8 +374,9 @@ class _Trainer:
             self.bad_epochs += 1
         return row
 
-    def end_epoch(self, epoch: int, row: dict) -> None:
-        """Record the row, switch to averaging, step the schedule and decide whether to stop."""
+    def end_epoch(self, epoch: int, row: dict, epoch_end: bool = True) -> None:
+        """Record the row, switch to averaging, step the schedule and decide whether to stop
+        (``epoch_end``: the validation ends the epoch)."""
         procedure, result = self.procedure, self.result
         earlier_losses = [r["val_loss"] for r in result.history]
         result.history.append(row)
@@ -351,7 +390,7 @@ class _Trainer:
         if self.scheduler is not None:
             self.scheduler.step(row["val_loss"])
         result.stopped_because = procedure.stop_reason(
-            epoch + 1, row["val_loss"], self.bad_epochs, earlier_losses
+            epoch + 1, row["val_loss"], self.bad_epochs, earlier_losses, epoch_end
         )
 
     def validate_start(self) -> None:
@@ -391,8 +430,10 @@ def train(
     with catch_signals() as received:
         for epoch in range(run.start_epoch, procedure.max_epochs):
             sums = run.train_epoch(epoch, received)
-            row = run.validate(epoch, sums) if sums is not None else None
-            if row is not None:
+            if procedure.eval_every is not None:
+                if sums is not None and not run.result.stopped_because:
+                    run.end_of_epoch_validation(epoch, sums)
+            elif sums is not None and (row := run.validate(epoch, sums)) is not None:
                 run.end_epoch(epoch, row)
             run.save(epoch + 1)
             if run.result.stopped_because:

@@ -23,7 +23,8 @@ AWD-LSTM's names: ``dropoute`` embedding rows, ``dropouti`` input, ``dropouth`` 
 - ``mi_rnn``          hidden_size, activation="tanh", dropout=0.0 (general_second_order baseline)
 - ``memory_lstm``     hidden_size (= embedding size, tied), memory ("none" | "attention" |
                       "continuous_stack" | "discrete_stack" | "multipop_stack"), slots=10,
-                      dropout, dropouti, candidate_dropout (memory)
+                      dropout, dropouti, candidate_dropout, candidate_mask="step" ("step" |
+                      "window"), forget_bias=0.0, cap_input_gate=False (memory)
 - ``awd_lstm``        embedding_dim, layer_sizes, major_proportions=None (Major-Minor layers,
                       major_minor), minor_input="embedding", experts=0 (mixture of softmaxes),
                       dropout, dropouth, dropouti, dropoute, dropoutl, weight_drop,

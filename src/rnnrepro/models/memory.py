@@ -206,33 +206,85 @@ class MultipopStack(_Stack):
         return torch.stack(reads), stack, {}
 
 
+CANDIDATE_MASKS = ("step", "window")
+
+
 class CandidateDropoutLSTM(nn.LSTM):
     """One ``nn.LSTM`` layer whose candidate is dropped in training, c_t = f c_{t-1} + i ⊙
-    drop(g_t), a new mask every step (recurrent dropout of Semeniuta et al. 2016; the memory
-    paper's 0.1). Same parameters and results as ``nn.LSTM`` when not training or at p = 0;
-    in training the recurrence is ``MixedLSTMFunction`` with one cell and the mask."""
+    drop(g_t) (recurrent dropout of Semeniuta et al. 2016; the memory paper's 0.1), with a new
+    mask every step (``candidate_mask: step``) or one mask for the whole BPTT window
+    (``window``: deepmind/lamb's ``update_dropout``). Same parameters and results as
+    ``nn.LSTM`` when not training or at p = 0; in training the recurrence is
+    ``MixedLSTMFunction`` with one cell and the mask.
 
-    def __init__(self, input_size: int, hidden_size: int, candidate_dropout: float = 0.0):
+    deepmind/lamb's cell (docs/methods.md §11.2) as settings: ``forget_bias`` is added to the
+    forget gate's bias at initialisation (its bias centred on 1), and ``cap_input_gate`` caps the
+    input gate at 1 − f, c_t = f c_{t-1} + min(i, 1 − f) ⊙ g_t, a recurrence that runs step by
+    step under autograd (slower; never through cuDNN)."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        candidate_dropout: float = 0.0,
+        candidate_mask: str = "step",
+        forget_bias: float = 0.0,
+        cap_input_gate: bool = False,
+    ):
         super().__init__(input_size, hidden_size)
-        self.candidate_dropout = candidate_dropout
+        if candidate_mask not in CANDIDATE_MASKS:
+            raise ValueError(
+                f"candidate_mask must be one of {', '.join(CANDIDATE_MASKS)}, not "
+                f"{candidate_mask!r}"
+            )
+        self.candidate_dropout, self.candidate_mask = candidate_dropout, candidate_mask
+        self.cap_input_gate = cap_input_gate
+        with torch.no_grad():  # PyTorch's gate order (i, f, g, o): the second block is f's
+            self.bias_ih_l0[hidden_size : 2 * hidden_size] += forget_bias
         self.register_buffer("gate_index", fused_gate_index(hidden_size), persistent=False)
 
-    def forward(self, x: Tensor, state=None):
+    def dropout_mask(self, x: Tensor) -> Tensor | None:
+        """The candidate's mask [T, B, h] (0 or 1 / (1 − p)), or None when not dropping."""
         p = self.candidate_dropout
         if not self.training or p == 0:
+            return None
+        T, B, _ = x.shape
+        rows = T if self.candidate_mask == "step" else 1
+        mask = x.new_empty(rows, B, self.hidden_size).bernoulli_(1 - p).div_(1 - p)
+        return mask.expand(T, -1, -1).contiguous()
+
+    def forward(self, x: Tensor, state=None):
+        mask = self.dropout_mask(x)
+        if mask is None and not self.cap_input_gate:
             return super().forward(x, state)
         T, B, _ = x.shape
-        h, idx = self.hidden_size, self.gate_index
-        bias = (self.bias_ih_l0 + self.bias_hh_l0)[idx]
-        xw = torch.addmm(bias, x.reshape(T * B, -1), self.weight_ih_l0[idx].t()).view(T, B, -1)
+        h = self.hidden_size
         if state is None:
             h0 = c0 = x.new_zeros(B, h)
         else:
             h0, c0 = state[0][0], state[1][0]
-        mask = x.new_empty(T, B, h).bernoulli_(1 - p).div_(1 - p)
+        if self.cap_input_gate:
+            hs, c = self.capped(x, h0, c0, mask)
+            return hs, (hs[-1].unsqueeze(0), c.unsqueeze(0))
+        idx = self.gate_index
+        bias = (self.bias_ih_l0 + self.bias_hh_l0)[idx]
+        xw = torch.addmm(bias, x.reshape(T * B, -1), self.weight_ih_l0[idx].t()).view(T, B, -1)
         alpha = x.new_ones(T, B, 1)
         hs, c = MixedLSTMFunction.apply(xw, alpha, self.weight_hh_l0[idx], h0, c0, mask)
         return hs, (hs[-1].unsqueeze(0), c.unsqueeze(0))
+
+    def capped(self, x: Tensor, h: Tensor, c: Tensor, mask: Tensor | None):
+        """The recurrence with the input gate capped at 1 − f, step by step (autograd)."""
+        xw = F.linear(x, self.weight_ih_l0, self.bias_ih_l0 + self.bias_hh_l0)
+        outputs = []
+        for t in range(x.shape[0]):
+            i, f, g, o = (xw[t] + h @ self.weight_hh_l0.t()).chunk(4, dim=1)
+            f, g = torch.sigmoid(f), torch.tanh(g)
+            i = torch.minimum(torch.sigmoid(i), 1 - f)
+            c = f * c + i * (g if mask is None else g * mask[t])
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outputs.append(h)
+        return torch.stack(outputs), c
 
 
 MEMORIES = {
@@ -257,13 +309,14 @@ class MemoryLSTM(nn.Module):
         memory: str,
         slots: int,
         candidate_dropout: float = 0.0,
+        **cell,
     ):
         super().__init__()
         if memory != "none" and memory not in MEMORIES:
             known = ", ".join(["none", *MEMORIES])
             raise ValueError(f"memory must be one of {known}, not {memory!r}")
         self.hidden_size = hidden_size
-        self.lstm = CandidateDropoutLSTM(input_size, hidden_size, candidate_dropout)
+        self.lstm = CandidateDropoutLSTM(input_size, hidden_size, candidate_dropout, **cell)
         self.memory = None if memory == "none" else MEMORIES[memory](input_size, hidden_size, slots)
         if self.memory is not None:
             self.from_h = nn.Linear(hidden_size, hidden_size, bias=False)  # W_hh
@@ -291,6 +344,9 @@ class MemoryLSTMLM(RNNModel):
         dropout: float = 0.0,
         dropouti: float = 0.0,
         candidate_dropout: float = 0.0,
+        candidate_mask: str = "step",
+        forget_bias: float = 0.0,
+        cap_input_gate: bool = False,
     ):
         body = partial(
             MemoryLSTM,
@@ -298,6 +354,9 @@ class MemoryLSTMLM(RNNModel):
             memory=memory,
             slots=slots,
             candidate_dropout=candidate_dropout,
+            candidate_mask=candidate_mask,
+            forget_bias=forget_bias,
+            cap_input_gate=cap_input_gate,
         )
         super().__init__(
             vocab, body, hidden_size, dropout=dropout, dropouti=dropouti, tie_weights=True
