@@ -119,7 +119,12 @@ def test_paper_dyck_runs_use_measured_epoch_times_of_their_m(throughput, tmp_pat
         False,
         True,
     ]
-    assert lstm["dyck_m8"].upper_hours == pytest.approx(300 * 7.0 / 3600)
+    assert lstm["dyck_m8"].upper_hours == pytest.approx(1000 * 7.0 / 3600)
+    # the literal reading stops only on rises in a row, which no run has done: the whole budget
+    assert lstm["dyck_m8"].expected_epochs == 1000
+    assert lstm["dyck_m8"].epochs_basis == "no early stopping"
+    plateau = [c for c in costs if c.run.experiment == "multi_matrix" and "dyck" in c.run.dataset]
+    assert plateau and {c.epochs_basis for c in plateau} == {"fraction"}
     assert lstm["dyck_m4"].seconds_per_epoch == pytest.approx(
         lstm["dyck_m4"].computed_tokens / lstm["dyck_m4"].tokens_per_s
     )
@@ -144,14 +149,21 @@ def test_paper_dyck_runs_use_measured_epoch_times_of_their_m(throughput, tmp_pat
 
 def test_hours_scale_linearly_with_epochs(throughput):
     config = base_config()
-    low = cost.summarise(cost.estimate(config, throughput, expected_fraction=0.1))[-1]
-    high = cost.summarise(cost.estimate(config, throughput, expected_fraction=0.3))[-1]
-    assert high.expected_hours == pytest.approx(3 * low.expected_hours)
+    low_runs = cost.estimate(config, throughput, expected_fraction=0.1)
+    high_runs = cost.estimate(config, throughput, expected_fraction=0.3)
+
+    def hours(runs, fraction: bool) -> float:
+        return sum(c.expected_hours for c in runs if (c.epochs_basis == "fraction") == fraction)
+
+    assert hours(high_runs, True) == pytest.approx(3 * hours(low_runs, True))
+    assert hours(low_runs, False) > 0  # the literal Dyck reading: its whole budget
+    assert hours(high_runs, False) == pytest.approx(hours(low_runs, False))
+    low, high = cost.summarise(low_runs)[-1], cost.summarise(high_runs)[-1]
     assert high.upper_hours == pytest.approx(low.upper_hours)
 
     capped = copy.deepcopy(config)
     for training in capped["training"].values():
-        training["max_epochs"] //= 2  # 300, 100, 200 halve exactly
+        training["max_epochs"] //= 2  # 1000, 100, 200 halve exactly
     half = cost.summarise(cost.estimate(capped, throughput))[-1]
     assert half.upper_hours == pytest.approx(low.upper_hours / 2)
 

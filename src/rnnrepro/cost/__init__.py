@@ -19,7 +19,8 @@ Model of one run's cost (kept free of torch imports):
 - epochs: ``max_epochs`` of the run's training procedure (upper bound) and an expected figure:
   the run's own ``history.csv`` when it has finished, else the mean over finished runs of the
   same experiment, model and stage on the same dataset family, else ``max_epochs`` for a
-  procedure that never stops early (AWD-LSTM/MoS: the best of all epochs is kept), else
+  procedure that never stops early (AWD-LSTM/MoS: the best of all epochs is kept) or stops only
+  on rises in a row (``stop_on: increase``: no run has, before its budget), else
   ``expected_fraction`` × ``max_epochs``;
 - every training stage (fine-tuning too) is a job, costed with its own procedure;
 - translation runs (``rnnrepro.cost.translation``): a measured epoch of the run in that CSV, or

@@ -296,13 +296,14 @@ def model_key(run: cfg.Run) -> tuple[str, str, str, str]:
 
 
 def never_stops_early(training: dict) -> bool:
-    """Whether a procedure always runs ``max_epochs`` (no patience, loss target or fine-tuning
-    stop short of it)."""
+    """Whether a procedure is expected to run ``max_epochs``: no patience, loss target or
+    fine-tuning stops short of it, or it stops only on rises of the validation loss in a row
+    (``stop_on: increase``), which no run has done before its budget
+    (benchmarks/notes/dyck_readings.md)."""
     return (
         training["early_stopping_patience"] >= training["max_epochs"]
-        and training.get("stop_loss") is None
-        and not training.get("average_from_start")
-    )
+        or training.get("stop_on") == "increase"
+    ) and (training.get("stop_loss") is None and not training.get("average_from_start"))
 
 
 def paper_sized_dyck(config: dict) -> bool:

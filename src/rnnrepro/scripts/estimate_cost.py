@@ -234,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         f"\nupper bound: every run reaches its max_epochs. expected epochs: "
         f"{bases['history']} run(s) from their history.csv, {bases['same model']} from finished "
         f"runs of the same model, {bases['no early stopping']} at max_epochs (procedures that "
-        f"never stop early), {bases['fraction']} at {args.expected_fraction:g} × max_epochs."
+        "never stop early, or stop only on rises in a row, which no run has done before its "
+        f"budget), {bases['fraction']} at {args.expected_fraction:g} × max_epochs."
     )
     print(
         f"Per epoch: training tokens padded per batch + validation (batch 64) at {VAL_COST:.2f} "
