@@ -148,6 +148,28 @@ def test_build_table_verdicts(tmp_path):
     assert table.loc[2, "delta"] == pytest.approx(2.60 - 2.387)
 
 
+def test_a_wcpa_is_compared_over_distances_with_enough_events(tmp_path):
+    """A run's WCPA decided by a distance seen once is shown with that evidence; the WCPA over
+    distances with at least ``wcpa_min_events`` events is the one compared."""
+    paths = []
+    for seed, (strict, events, robust) in enumerate([(0.0, 1, 0.97), (0.96, 25, 0.96)], 1):
+        path = write_metrics(tmp_path, "lstm", seed, 2.39, strict)
+        record = json.loads(path.read_text())
+        evidence = {"wcpa_events": events, "wcpa_min_events": 20, "robust_wcpa": robust}
+        record["test"] |= evidence
+        path.write_text(json.dumps(record))
+        paths.append(path)
+    table = build_table(reference(("lstm", "test_wcpa", 1.0, "=")), collect_metrics(paths), {},
+                        TOLERANCES)  # fmt: skip
+    row = table.iloc[0]
+    assert row["mean"] == pytest.approx(0.965) and row["verdict"] == "match"
+    assert row["strict_wcpa"] == "0.480 ± 0.679; decided by < 20 events in 1 of 2 run(s) (fewest 1)"
+    plain = build_table(reference(("lstm", "val_wcpa", 1.0, "=")), collect_metrics(paths), {},
+                        TOLERANCES)  # fmt: skip
+    assert plain.iloc[0]["mean"] == pytest.approx(0.48)  # no evidence recorded: the WCPA itself
+    assert math.isnan(plain.iloc[0]["strict_wcpa"]) and plain.iloc[0]["verdict"] == "differs"
+
+
 def test_diverged_runs_are_named_and_later_stages_kept_apart(tmp_path):
     paths = [write_metrics(tmp_path, "lstm", s, p, 1.0) for s, p in [(1, 2.39), (2, 2.41)]]
     record = json.loads(paths[1].read_text())

@@ -105,6 +105,7 @@ SPLIT_METRICS = (
     "ce",
     "robust_wcpa",
     "wcpa_events",
+    "wcpa_min_events",
     "rare_distances",
     "distances",
 )
@@ -139,6 +140,9 @@ def collect_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
                 row[f"{split}_{name}"] = math.nan if value is None else float(value)
         for split in ("val", "test"):
             row[f"{split}_npc"] = row[f"{split}_bpc"] * math.log(2)
+            for kind, values in (m[split].get("excess") or {}).items():  # Dyck: dyck_excess
+                row[f"{split}_excess_{kind}"] = values["excess"]
+                row[f"{split}_excess_{kind}_share"] = values["share"]
         for test_set, values in (m.get("tests") or {}).items():
             for key, value in values.items():
                 if isinstance(value, str):  # a signature

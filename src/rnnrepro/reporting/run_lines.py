@@ -128,6 +128,42 @@ def robust_wcpa_lines(runs: pd.DataFrame, min_events: int) -> list[str]:
     ]
 
 
+def excess_lines(runs: pd.DataFrame) -> list[str]:
+    """Markdown section beside a Dyck table: where the runs' test loss sits above the
+    generator's floor, by kind of target (``evaluation.dyck_excess``): the excess in millinats
+    per target of each kind and its share of the total excess (mean over runs)."""
+    kinds = [k for k in ("empty", "inside", "end") if f"test_excess_{k}" in runs]
+    if runs.empty or not kinds:
+        return []
+    rows = []
+    for (dataset, model), group in runs.groupby(["dataset", "model"], sort=False):
+        group = group.dropna(subset=[f"test_excess_{k}" for k in kinds])
+        if group.empty:
+            continue
+        row = {"dataset": dataset, "model": model, "runs": len(group)}
+        for kind in kinds:
+            excess = 1000 * group[f"test_excess_{kind}"].to_numpy(float)
+            share = 100 * group[f"test_excess_{kind}_share"].to_numpy(float)
+            row[f"{kind}: mnats per target"] = _spread(excess, 1)
+            row[f"{kind}: share %"] = f"{share.mean():.0f}"
+        rows.append(row)
+    if not rows:
+        return []
+    return [
+        "",
+        "## Where the test loss sits above the generator's floor",
+        "",
+        "Each test target by the generator's state before it: `empty` (empty stack: the choice "
+        "among the open brackets and the end), `inside` (open another bracket or close the top), "
+        "`end` (the end itself, allowed only from the split's minimum length on: a model must "
+        "count to place it). Per kind: the model's cross-entropy minus the generator's, in "
+        "millinats per target of that kind (mean ± std over runs), and its share of the run's "
+        "total excess (a negative share: below the generator there; docs/methods.md §3.1).",
+        "",
+        *markdown_lines(pd.DataFrame(rows)),
+    ]
+
+
 def training_lines(
     runs: pd.DataFrame, histories: Iterable[str | Path], floors: Mapping[str, Mapping[str, float]]
 ) -> list[str]:

@@ -1,4 +1,6 @@
-"""Evaluate a trained Dyck model on validation and test: perplexity, LDPA per distance, WCPA."""
+"""Evaluate a trained Dyck model on validation and test: perplexity, LDPA per distance, WCPA,
+and (a model of the whole vocabulary, the splits' lengths given) where its loss sits above the
+generator's floor."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from rnnrepro.data import dyck
 from rnnrepro.devices import select_device
 from rnnrepro.evaluation import IDENTITY, run_summary
 from rnnrepro.evaluation.dyck import evaluate_dyck, ldpa_rows, wcpa_support
+from rnnrepro.evaluation.dyck_excess import excess_by_kind
 from rnnrepro.fileio import atomic_open, write_text_atomic
 from rnnrepro.models import load_model
 
@@ -66,6 +69,10 @@ def main(argv: list[str] | None = None) -> None:
             **wcpa_support(result.ldpa, args.wcpa_min_events),
             "robust_wcpa": result.robust_wcpa,
         }
+        if model.output == "vocab" and args.dyck_lengths:
+            metrics[split]["excess"] = excess_by_kind(
+                model, seqs, record["vocab"], k, m, args.dyck_lengths[0], device=device
+            )
         identity = {key: metrics[key] for key in IDENTITY}
         rows += [{**identity, "split": split, **row} for row in ldpa_rows(result.ldpa)]
         print(f"{split}: {metrics[split]}")
