@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 import tomllib
 
+import pytest
 import yaml
+from cffconvert import Citation
+from jsonschema.exceptions import ValidationError
 from pipeline_utils import ROOT
 
 
@@ -38,3 +41,18 @@ def test_the_cluster_profile_works_after_the_base_install():
     cluster = readme[readme.index("## Cluster execution") :]
     assert "pip install -e ." in cluster.split("```")[0]  # the section says what installs it
     assert "[dev]" not in cluster.split("```")[0]
+
+
+def test_the_citation_file_is_valid_and_cites_the_five_papers():
+    """GitHub's "cite this repository" reads CITATION.cff: it must pass the Citation File
+    Format's schema, and list every paper the pipeline reproduces."""
+    text = (ROOT / "CITATION.cff").read_text()
+    Citation(text).validate()  # raises on a file the schema refuses
+    with pytest.raises(ValidationError):
+        Citation(text.replace("cff-version: 1.2.0", "cff-version: 1.2.0\nlicence: MIT")).validate()
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    keys = {reference["notes"].split("key ")[-1].split()[0].strip(".;,")
+            for reference in citation["references"]}  # fmt: skip
+    assert keys == {"second_order_lstm", "multi_matrix", "memory", "general_second_order",
+                    "major_minor"}  # fmt: skip
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
