@@ -452,6 +452,10 @@ def save(
         for name in FILES:
             if (run_dir / name).exists():
                 shutil.copyfile(run_dir / name, out / name)
+        floor = directory / "results" / "data" / run.dataset / "floor.json"
+        if floor.exists():  # a Dyck split's generator floor: the tables judge it above it
+            (archive / "data" / run.dataset).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(floor, archive / "data" / run.dataset / "floor.json")
         manifest[run.path] = row
         added += 1
     archive.mkdir(parents=True, exist_ok=True)

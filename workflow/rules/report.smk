@@ -105,7 +105,8 @@ rule scoreboard:
         code=script_code("make_scoreboard"),
     shell:
         "python -m rnnrepro.scripts.make_scoreboard --scale {params.scale}"
-        " --metrics {input.metrics:q} --archives {params.archives:q} --notes {params.notes:q}"
+        " --metrics {input.metrics:q} --floors {input.floors:q} --archives {params.archives:q}"
+        " --notes {params.notes:q}"
         " --config {input.config:q} --measurements {params.measurements:q}"
         " --tolerances {params.tolerances:q}"
         " --out-csv {output.csv:q} --out-md {output.md:q} --out-figure {output.figure:q}"

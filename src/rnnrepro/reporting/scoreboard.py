@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +27,13 @@ from rnnrepro.papers import Output
 from rnnrepro.reporting.baselines import with_nats_readings
 from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.reporting.orderings import check_orderings
-from rnnrepro.reporting.tables import PAPER_SCALE, PAPER_SETTINGS, build_table, matched_runs
+from rnnrepro.reporting.tables import (
+    PAPER_SCALE,
+    PAPER_SETTINGS,
+    build_table,
+    matched_runs,
+    read_floors,
+)
 
 COLUMNS = [
     "paper", "table", "row", "dataset", "model", "stage", "metric", "comparison", "paper_value",
@@ -38,10 +44,12 @@ OWN = "this directory"
 
 @dataclass(frozen=True)
 class Evidence:
-    """Runs of one origin: ``OWN`` or an archive's folder name."""
+    """Runs of one origin (``OWN`` or an archive's folder name) and the generator floors of
+    their Dyck splits (dataset -> split -> perplexity)."""
 
     origin: str
     runs: pd.DataFrame
+    floors: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 def archive_folders(root: Path) -> list[Path]:
@@ -53,12 +61,13 @@ def read_archive(folder: Path) -> Evidence:
     """An archive's finished runs (every ``metrics.json`` below it; each names its run), with
     the machine its manifest row names (``host``)."""
     runs = collect_metrics(sorted(folder.rglob("metrics.json")))
+    floors = read_floors(sorted(folder.glob("data/*/floor.json")))
     if runs.empty:
-        return Evidence(folder.name, runs)
+        return Evidence(folder.name, runs, floors)
     identity = ["experiment", "dataset", "model", "seed"]
     manifest = pd.read_csv(folder / "manifest.csv", dtype={"seed": int})
     hosts = manifest[[*identity, "host"]].drop_duplicates(identity, keep="last")
-    return Evidence(folder.name, runs.merge(hosts, on=identity, how="left"))
+    return Evidence(folder.name, runs.merge(hosts, on=identity, how="left"), floors)
 
 
 def read_accounts(notes: Path) -> dict[tuple[str, ...], list[str]]:
@@ -143,8 +152,9 @@ def build_scoreboard(
         [e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty], compared
     )
     own_runs = with_metrics([own.runs.assign(origin=OWN)] if not own.runs.empty else [], compared)
-    own_table = build_table(compared, own_runs, {}, tolerances, own_scale)
-    archive_table = build_table(compared, archived, {}, tolerances, PAPER_SCALE)
+    floors = {dataset: f for e in archives for dataset, f in e.floors.items()}
+    own_table = build_table(compared, own_runs, own.floors, tolerances, own_scale)
+    archive_table = build_table(compared, archived, floors, tolerances, PAPER_SCALE)
     rows = []
     for i, ref in compared.iterrows():
         chosen, origin = best_evidence(ref, own_table.loc[i], archive_table.loc[i], own_scale)

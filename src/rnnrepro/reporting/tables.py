@@ -40,6 +40,7 @@ TABLE_COLUMNS = [
     "n_seeds",
     "delta",
     "floor",
+    "excess",
     "unigram",
     "n-gram",
     "copy",
@@ -57,6 +58,9 @@ COLUMN_LEGEND = {
     "n_seeds": "runs with a value for this metric (seeds, or folds × seeds for a family)",
     "delta": "reproduced mean − paper",
     "floor": "perplexity of the generating distribution on the same split (ppl rows only)",
+    "excess": "Dyck perplexities: the cross-entropy above the floor, ours against the paper's, "
+    "in nats per target (ln ppl − ln floor); the verdict compares these, within the tolerance "
+    "`dyck_excess` × the paper's excess",
     "unigram": "the add-one unigram model fit on the runs' training split, on the same tokens "
     "(text rows; the section under the table has the n-gram baselines)",
     "n-gram": "the interpolated modified Kneser-Ney model fit on the runs' training split, on the "
@@ -83,7 +87,7 @@ COLUMN_LEGEND = {
     "their numbers are those of their best epoch before it",
 }
 # columns a Markdown table leaves out when no row has a value
-OPTIONAL_COLUMNS = ("floor", "unigram", "n-gram", "copy", "strict_wcpa")
+OPTIONAL_COLUMNS = ("floor", "excess", "unigram", "n-gram", "copy", "strict_wcpa")
 PAPER_SCALE = "paper"
 # the scales whose runs train at the papers' settings (config.yaml): paper, and fold1 (the same
 # on one of general_second_order's five folds, which the paper averages)
@@ -100,9 +104,23 @@ def read_floors(paths: Iterable[str | Path]) -> dict[str, dict[str, float]]:
     return {Path(p).parent.name: json.loads(Path(p).read_text()) for p in paths}
 
 
-def compare(ref: pd.Series, values: np.ndarray, tolerances: Mapping[str, float]) -> str:
+def excess(ppl: float, floor: float) -> float:
+    """Cross-entropy above the generator's floor, nats per target: ln(ppl) − ln(floor)."""
+    return math.log(ppl) - math.log(floor)
+
+
+def compare(
+    ref: pd.Series,
+    values: np.ndarray,
+    tolerances: Mapping[str, float],
+    floor: float = math.nan,
+) -> str:
     """match / differs / missing / info of the runs' ``values`` against reference row ``ref``
-    (``tolerances`` by metric kind, relative for RELATIVE_KINDS)."""
+    (``tolerances`` by metric kind, relative for RELATIVE_KINDS). A perplexity with the
+    generator's ``floor`` on its split (Dyck) is compared by its excess over the floor, within
+    ``dyck_excess`` × the paper's excess (when that tolerance is given and the paper's number
+    is above the floor): the raw perplexity's tolerance is wider than the whole distance the
+    papers' models leave above the floor."""
     if len(values) == 0:
         return "missing"
     if math.isnan(ref["value"]):  # drawn, not printed: nothing to compare with
@@ -111,6 +129,10 @@ def compare(ref: pd.Series, values: np.ndarray, tolerances: Mapping[str, float])
         holds = BOUND_CHECKS[ref["comparison"]](values, ref["value"]).all()
         return "match" if holds else "differs"
     kind = METRIC_KIND[ref["metric"]]
+    if kind == "ppl" and "dyck_excess" in tolerances and ref["value"] > floor:
+        paper = excess(ref["value"], floor)
+        ours = excess(values.mean(), floor)
+        return "match" if abs(ours - paper) <= tolerances["dyck_excess"] * paper else "differs"
     if kind not in tolerances:
         return "info"
     delta = abs(values.mean() - ref["value"])
@@ -183,7 +205,7 @@ def build_table(
         floor = math.nan
         if METRIC_KIND[metric] == "ppl" and ref["dataset"] in floors:
             floor = floors[ref["dataset"]][metric.split("_")[0]]
-        verdict = compare(ref, values, tolerances)
+        verdict = compare(ref, values, tolerances, floor)
         if n and values.min() < floor:
             verdict = "below floor"
         run_scales = set(matched["scale"]) - {""} if "scale" in matched else set()
@@ -216,6 +238,7 @@ def build_table(
                 "n_seeds": n,
                 "delta": mean - ref["value"],
                 "floor": floor,
+                "excess": excess_text(mean, ref["value"], floor),
                 "unigram": unigram,
                 "n-gram": ngram,
                 "copy": copy,
@@ -225,6 +248,15 @@ def build_table(
             }
         )
     return pd.DataFrame(out, columns=TABLE_COLUMNS)
+
+
+def excess_text(mean: float, paper: float, floor: float) -> str | float:
+    """"0.0151 vs 0.0034 (×4.5)": our and the paper's excess over the floor, or NaN."""
+    if not (mean > 0 and paper > 0 and floor > 0):  # NaN fails every comparison
+        return math.nan
+    ours, theirs = excess(mean, floor), excess(paper, floor)
+    ratio = f" (×{ours / theirs:.1f})" if theirs > 0 else ""
+    return f"{ours:.4f} vs {theirs:.4f}{ratio}"
 
 
 def robust_column(metric: str) -> str:
@@ -265,7 +297,13 @@ def describe_tolerances(tolerances: Mapping[str, float]) -> str:
     parts = [
         f"{kind} {value:g} ({'relative' if kind in RELATIVE_KINDS else 'absolute'})"
         for kind, value in tolerances.items()
+        if kind != "dyck_excess"
     ]
+    if "dyck_excess" in tolerances:
+        parts.append(
+            f"dyck_excess {tolerances['dyck_excess']:g} (a Dyck perplexity: its excess over the "
+            "generator's floor, relative to the paper's excess)"
+        )
     return "Tolerances for a match: " + ", ".join(parts) + "."
 
 
@@ -274,7 +312,20 @@ def tolerances_in_use(
 ) -> dict[str, float]:
     """The tolerances of the metric kinds that occur in ``paper_rows`` (in their order)."""
     kinds = {METRIC_KIND[metric] for metric in paper_rows["metric"]}
+    dyck = any(names.family(d) == "dyck" for d in paper_rows["dataset"] if is_dataset(d))
+    if dyck and "ppl" in kinds:
+        kinds.add("dyck_excess")
     return {kind: value for kind, value in tolerances.items() if kind in kinds}
+
+
+def is_dataset(name: str) -> bool:
+    """Whether ``name`` is a dataset's (not a cross-validation family's, e.g.
+    ``ptb_lines_unigram``)."""
+    try:
+        names.family(name)
+    except ValueError:
+        return False
+    return True
 
 
 def write_table(

@@ -43,7 +43,7 @@ from rnnrepro.reporting.scoreboard import (
     reference_rows,
     summary,
 )
-from rnnrepro.reporting.tables import PAPER_SETTINGS
+from rnnrepro.reporting.tables import PAPER_SETTINGS, read_floors
 from rnnrepro.resources import measurements
 
 REPO = Path(__file__).resolve().parents[3]
@@ -168,6 +168,7 @@ def readme_block(table: pd.DataFrame, board: pd.DataFrame, readme: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--metrics", nargs="*", default=[], help="this directory's metrics.json")
+    parser.add_argument("--floors", nargs="*", default=[], help="its Dyck splits' floor.json")
     parser.add_argument("--scale", default="paper", help="the scale of those runs")
     results = REPO / "benchmarks" / "results"
     for option, default, text in (
@@ -194,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(config["reporting"]["tolerances"])
     )
     archives = [read_archive(folder) for folder in archive_folders(args.archives)]
-    own = Evidence(OWN, collect_metrics(args.metrics))
+    own = Evidence(OWN, collect_metrics(args.metrics), read_floors(args.floors))
     outputs = compare_outputs()
     reference = reference_rows(load_paper_numbers(), outputs)
     board = build_scoreboard(

@@ -87,15 +87,17 @@ def scoreboard_inputs(wildcards):
     runs its comparison tables read, the archives' manifests, the notes it links and the config
     file (its cost model prices the runs still to do)."""
     targets = makers.targets(config)
-    metrics = []
+    metrics, floors = [], []
     for output in OUTPUTS.values():
         if output.maker == "compare" and makers.path(output) in targets:
             metrics += output_files(output).get("metrics", [])
+            floors += output_files(output).get("floors", [])
     archives = Path(repository_path(config["reporting"]["archives"]))
     notes = Path(repository_path(config["reporting"]["notes"]))
     return {
         "outputs": targets,
         "metrics": list(dict.fromkeys(metrics)),
+        "floors": list(dict.fromkeys(floors)),
         "archives": sorted(map(str, archives.glob("*/manifest.csv"))),
         "notes": sorted(map(str, notes.glob("*.md"))),
         "config": str(CONFIG_FILE),
