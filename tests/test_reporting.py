@@ -673,6 +673,37 @@ def test_orderings_on_reproduced_means(tmp_path):
         check_orderings((unknown,), table)
 
 
+def test_a_margin_inside_the_seeds_noise_is_within_noise(tmp_path):
+    """With several runs a margin inside the seeds' spread is neither holds nor fails; a model
+    with one run takes the relative spread measured on the rows with several."""
+    paths = [write_metrics(tmp_path, "lstm", s, v, 1.0) for s, v in ((1, 2.40), (2, 2.42))]
+    paths += [write_metrics(tmp_path, "attention_lstm", s, v, 1.0)
+              for s, v in ((1, 2.405), (2, 2.425))]  # fmt: skip
+    paths += [write_metrics(tmp_path, "assignment_lstm", 1, 2.50, 1.0)]
+    ref = reference(("lstm", "test_ppl", 2.393, "="), ("attention_lstm", "test_ppl", 2.387, "="),
+                    ("assignment_lstm", "test_ppl", 2.45, "="))  # fmt: skip
+    table = build_table(ref, collect_metrics(paths), {}, TOLERANCES)
+    close = Ordering(
+        "close", "test", better=("attention_lstm",), worse=("lstm",), metric="test_ppl"
+    )
+    far = Ordering("far", "test", better=("lstm",), worse=("assignment_lstm",), metric="test_ppl")
+    checked = check_orderings((close, far), table).set_index("ordering")
+    assert checked.loc["close", "reproduced margin"] == pytest.approx(-0.005)
+    assert checked.loc["close", "verdict"] == "within noise"  # std 0.014 each: noise 0.02
+    assert checked.loc["close", "evidence"] == "2 runs per model; seed noise ±0.02 (seeds)"
+    # the one-run model's std: the rows' median relative spread (0.0141 / 2.41) × 2.50
+    spread = np.median(
+        [np.std([2.40, 2.42], ddof=1) / 2.41, np.std([2.405, 2.425], ddof=1) / 2.415]
+    )
+    noise = math.hypot(np.std([2.40, 2.42], ddof=1), spread * 2.50)
+    assert checked.loc["far", "verdict"] == "holds"  # 0.08 > noise
+    assert checked.loc["far", "evidence"] == (
+        f"one run per model; seed noise ±{noise:.4g} (seeds of other rows)"
+    )
+    alone = check_orderings((far,), table, spreads={}).set_index("ordering")
+    assert alone.loc["far", "evidence"].endswith("seed noise not measured for this metric")
+
+
 def paper_means(paper: str, label: str) -> pd.DataFrame:
     """A ``build_table`` result whose reproduced means are the paper's numbers (2 runs each)."""
     table = build_table(load_paper_numbers(paper, label), pd.DataFrame(), {}, TOLERANCES)

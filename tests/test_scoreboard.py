@@ -81,8 +81,12 @@ def test_an_added_archive_adds_its_rows_and_beats_reduced_runs(tmp_path, monkeyp
     assert "[memory_recipe](../notes/memory_recipe.md)" in markdown
     summary = markdown.split("## Per paper")[1].split("\n\n")[1]
     memory = next(line for line in summary.splitlines() if line.startswith("| memory |"))
-    # at the paper's settings 3 (val, test, params): match 2, differ explained 1
-    assert memory.split(" | ")[2] == "3: 2 / 1 / 0 / 0"
+    # results at the paper's settings 2 (val, test): match 1, differ explained 1; the
+    # parameter count is a setting checked apart, not a result
+    cells = memory.split(" | ")
+    assert cells[3] == "2: 1 / 1 / 0 / 0" and cells[6] == "1 of 1"
+    settings = markdown.split("### memory: settings checked")[1].split("\n\n")[1]
+    assert "| params_total |" in settings and "| test_ppl |" not in settings
     assert (out / "scoreboard.png").read_bytes()[:4] == b"\x89PNG"
     links = set(re.findall(r"\]\(([^)#]+)\)", markdown))
     outputs = {link for link in links if link.startswith(("tables/", "figures/"))}

@@ -60,6 +60,9 @@ TEXT_METRICS = {family: spec["metric"] for family, spec in TEXT_FAMILIES.items()
 
 
 RELATIVE_KINDS = {"ppl", "params", "bpc", "ce"}
+# kinds of number the pipeline sets rather than measures (the models are sized to the papers'
+# parameter counts): checked, never counted as results
+SETTING_KINDS = {"params"}
 
 
 def add_tolerances_option(parser: argparse.ArgumentParser) -> None:

@@ -25,8 +25,8 @@ from rnnrepro import makers, papers
 from rnnrepro.data import names
 from rnnrepro.papers import Output
 from rnnrepro.reporting.baselines import with_nats_readings
-from rnnrepro.reporting.metrics import collect_metrics
-from rnnrepro.reporting.orderings import check_orderings
+from rnnrepro.reporting.metrics import METRIC_KIND, SETTING_KINDS, collect_metrics
+from rnnrepro.reporting.orderings import check_orderings, relative_spreads
 from rnnrepro.reporting.tables import (
     PAPER_SCALE,
     PAPER_SETTINGS,
@@ -37,7 +37,8 @@ from rnnrepro.reporting.tables import (
 
 COLUMNS = [
     "paper", "table", "row", "dataset", "model", "stage", "metric", "comparison", "paper_value",
-    "reproduced", "mean", "delta", "runs", "scale", "evidence", "devices", "verdict", "account",
+    "reproduced", "mean", "std", "delta", "allowed", "runs", "scale", "evidence", "devices",
+    "verdict", "account", "setting",
 ]  # fmt: skip
 OWN = "this directory"
 
@@ -170,19 +171,22 @@ def build_scoreboard(
                 **row_identity(ref),
                 "reproduced": chosen["reproduced"] if chosen["n_seeds"] else "",
                 "mean": chosen["mean"],
+                "std": chosen["std"],
                 "delta": chosen["delta"],
+                "allowed": chosen["allowed"],
                 "runs": int(chosen["n_seeds"]),
                 "scale": "/".join(scales) or ("" if not chosen["n_seeds"] else own_scale),
                 "evidence": evidence_label(matched, origin) if chosen["n_seeds"] else "",
                 "devices": devices_of(matched),
                 "verdict": chosen["verdict"],
                 "account": " ".join(account_of(accounts, ref)) if differs else "",
+                "setting": METRIC_KIND[ref["metric"]] in SETTING_KINDS,
             }
         )
     for _, ref in reference[~reference["compared"]].iterrows():
         where = f"checked in {ref['output']}" if ref["output"] else "not checked by any output"
         empty = dict.fromkeys(["reproduced", "scale", "evidence", "devices", "account"], "")
-        rows.append({**row_identity(ref), **empty, "runs": 0, "verdict": where})
+        rows.append({**row_identity(ref), **empty, "runs": 0, "verdict": where, "setting": False})
     order = {key: i for i, key in enumerate(papers.KEYS)}
     board = pd.DataFrame(rows, columns=COLUMNS)
     return board.sort_values("paper", key=lambda s: s.map(order), kind="stable").reset_index(
@@ -233,6 +237,8 @@ def check_claims(board: pd.DataFrame, outputs: list[Output]) -> pd.DataFrame:
     """Every ordering a ``compare`` output declares, checked on the board's means at the papers'
     settings (rows of a reduced scale count as missing): ``paper``, ``output`` and
     ``check_orderings``' columns."""
+    at_settings = board[board["scale"].isin(PAPER_SETTINGS)]
+    spreads = relative_spreads(at_settings.rename(columns={"runs": "n_seeds"}))
     frames = []
     for output in outputs:
         if not output.orderings:
@@ -247,42 +253,52 @@ def check_claims(board: pd.DataFrame, outputs: list[Output]) -> pd.DataFrame:
             n_seeds=rows["runs"].where(settings, 0),
         )
         scales = set(rows.loc[settings, "scale"]) or {PAPER_SCALE}
-        checked = check_orderings(output.orderings, table, scales)
+        checked = check_orderings(output.orderings, table, scales, spreads)
         if not checked.empty:
             frames.append(checked.assign(paper=output.paper, output=output.name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def summary(board: pd.DataFrame, claims: pd.DataFrame, hours: Mapping[str, float]) -> pd.DataFrame:
-    """One line per paper: its numbers checked at the papers' settings (``PAPER_SETTINGS``:
-    match, differ with a measured account, differ unexplained), those not yet run there with the
-    device-hours of their runs (``hours``: paper -> hours), the numbers other outputs check, and
-    its claims that hold / fail at the papers' settings."""
+    """One line per paper: its results checked at the papers' settings (``PAPER_SETTINGS``:
+    match, differ with a measured account, differ unexplained, information only), those not yet
+    run there with the device-hours of their runs (``hours``: paper -> hours), the settings
+    checked apart (``SETTING_KINDS``: parameter counts, sized to the paper's, so matched by
+    construction), the numbers other outputs check, and its claims that hold / fail / sit
+    within the seeds' noise at the papers' settings."""
     out = []
     for paper in papers.KEYS:
         rows = board[board["paper"] == paper]
         compared = rows[~rows["verdict"].str.startswith(("checked in", "not checked"))]
-        checked = compared[compared["scale"].isin(PAPER_SETTINGS)]
+        settings = compared[compared["setting"].astype(bool)]
+        results = compared[~compared["setting"].astype(bool)]
+        checked = results[results["scale"].isin(PAPER_SETTINGS)]
         compared_rows = checked[~checked["verdict"].str.startswith(("info", "missing"))]
         differ = compared_rows["verdict"].str.contains("differs")
         match = compared_rows["verdict"].str.contains("match")
+        settings = settings[settings["scale"].isin(PAPER_SETTINGS)]
         mine = claims[claims["paper"] == paper] if not claims.empty else claims
-        verdicts = mine["verdict"].str.split().str[-1] if not mine.empty else pd.Series()
+        verdicts = mine["verdict"] if not mine.empty else pd.Series(dtype=str)
+        decided = verdicts.str.endswith(("holds", "fails", "within noise"))
         out.append(
             {
                 "paper": paper,
                 "numbers": len(rows),
+                "results": len(results),
                 "at paper settings": len(checked),
                 "match": int(match.sum()),
                 "differ, explained": int((differ & (compared_rows["account"] != "")).sum()),
                 "differ, unexplained": int((differ & (compared_rows["account"] == "")).sum()),
                 "info only": len(checked) - len(compared_rows),
-                "not yet at paper settings": len(compared) - len(checked),
+                "not yet at paper settings": len(results) - len(checked),
                 "device-hours to run them": hours.get(paper, math.nan),
+                "settings checked": len(settings),
+                "settings match": int(settings["verdict"].str.contains("match").sum()),
                 "checked in other tables": len(rows) - len(compared),
-                "claims hold": int((verdicts == "holds").sum()),
-                "claims fail": int((verdicts == "fails").sum()),
-                "claims not yet checked": int((~verdicts.isin(["holds", "fails"])).sum()),
+                "claims hold": int(verdicts.str.endswith("holds").sum()),
+                "claims fail": int(verdicts.str.endswith("fails").sum()),
+                "claims within noise": int(verdicts.str.endswith("within noise").sum()),
+                "claims not yet checked": int((~decided).sum()),
             }
         )
     return pd.DataFrame(out)

@@ -47,6 +47,7 @@ TABLE_COLUMNS = [
     "strict_wcpa",
     "params",
     "verdict",
+    "allowed",
 ]
 COLUMN_LEGEND = {
     "stage": "train (the trained model), finetune (after fine-tuning) or dynamic_eval (the "
@@ -107,6 +108,19 @@ def read_floors(paths: Iterable[str | Path]) -> dict[str, dict[str, float]]:
 def excess(ppl: float, floor: float) -> float:
     """Cross-entropy above the generator's floor, nats per target: ln(ppl) − ln(floor)."""
     return math.log(ppl) - math.log(floor)
+
+
+def allowed_delta(ref: pd.Series, tolerances: Mapping[str, float], floor: float = math.nan):
+    """How far a mean may lie from the paper's number ``ref`` and match (in the metric's
+    units; for a Dyck perplexity above its floor, the perplexity that ``dyck_excess`` allows
+    above the paper's), or NaN where no tolerance applies."""
+    kind = METRIC_KIND[ref["metric"]]
+    if kind == "ppl" and "dyck_excess" in tolerances and ref["value"] > floor:
+        allowed = tolerances["dyck_excess"] * excess(ref["value"], floor)
+        return ref["value"] * math.expm1(allowed)
+    if kind not in tolerances:
+        return math.nan
+    return tolerances[kind] * abs(ref["value"]) if kind in RELATIVE_KINDS else tolerances[kind]
 
 
 def compare(
@@ -245,13 +259,14 @@ def build_table(
                 "strict_wcpa": strict or math.nan,
                 "params": recurrent.mean() if len(recurrent) else math.nan,
                 "verdict": verdict,
+                "allowed": allowed_delta(ref, tolerances, floor),
             }
         )
     return pd.DataFrame(out, columns=TABLE_COLUMNS)
 
 
 def excess_text(mean: float, paper: float, floor: float) -> str | float:
-    """"0.0151 vs 0.0034 (×4.5)": our and the paper's excess over the floor, or NaN."""
+    """ "0.0151 vs 0.0034 (×4.5)": our and the paper's excess over the floor, or NaN."""
     if not (mean > 0 and paper > 0 and floor > 0):  # NaN fails every comparison
         return math.nan
     ours, theirs = excess(mean, floor), excess(paper, floor)
@@ -363,6 +378,6 @@ def write_table(
         )
     counts = df["verdict"].value_counts()
     lines += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()), ""]
-    lines += markdown_lines(df.drop(columns=["mean", "std"]))
+    lines += markdown_lines(df.drop(columns=["mean", "std", "allowed"], errors="ignore"))
     lines += list(sections)
     write_text_atomic(md_path, "\n".join(lines) + "\n")
