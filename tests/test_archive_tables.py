@@ -1,0 +1,56 @@
+"""Every archive of paper-scale runs holds its comparison tables, made from it by one command
+(``rnnrepro.scripts.archive_tables``), and they are the ones its runs give now."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from pipeline_utils import ROOT
+
+from rnnrepro.reporting.scoreboard import archive_folders
+from rnnrepro.scripts import archive_tables
+
+ARCHIVES = archive_folders(ROOT / "benchmarks" / "results")
+
+
+def copy_archive(archive: Path, to: Path) -> Path:
+    """The archive without its model files and checkpoints (the tables read neither)."""
+    shutil.copytree(archive, to, ignore=shutil.ignore_patterns("*.pt", "*.part*", "tables"))
+    return to
+
+
+def test_there_are_archives():
+    assert {a.name for a in ARCHIVES} >= {"dyck_paper", "fold1", "memory_ptb", "multi_matrix_word"}
+
+
+@pytest.mark.parametrize("archive", ARCHIVES, ids=[a.name for a in ARCHIVES])
+def test_each_archive_holds_the_tables_its_runs_give(archive, tmp_path):
+    """Rerun `python -m rnnrepro.scripts.archive_tables benchmarks/results/<archive>` after
+    archiving runs or changing how tables are made."""
+    committed = sorted((archive / "tables").glob("*.md"))
+    assert committed, f"{archive.name} has no tables"
+    copy = copy_archive(archive, tmp_path / archive.name)
+    archive_tables.main([str(copy)])
+    for table in committed:
+        made = (copy / "tables" / table.name).read_text()
+        assert made == table.read_text(), f"{table} is stale"
+    assert sorted(p.name for p in (copy / "tables").glob("*.md")) == [p.name for p in committed]
+
+
+def test_a_folder_that_is_no_archive_is_refused_by_name(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        archive_tables.main([str(tmp_path)])
+    assert f"{tmp_path}: no manifest.csv" in capsys.readouterr().err
+
+
+def test_the_archives_notes_go_under_each_title(tmp_path):
+    copy = copy_archive(ROOT / "benchmarks/results/memory_ptb", tmp_path / "memory_ptb")
+    (copy / "notes.txt").write_text("First note,\nwrapped.\n\nSecond note.\n")
+    archive_tables.main([str(copy)])
+    text = (copy / "tables" / "memory_table1.md").read_text()
+    assert (
+        "> First note, wrapped.  \n> Second note.  \n> From the archive memory_ptb: 2 run(s)"
+        in text
+    )
