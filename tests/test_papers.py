@@ -32,6 +32,21 @@ def test_every_output_is_declared_once_with_a_maker_a_caption_and_paper_numbers(
     assert [o.paper for o in papers.catalogue("memory")] == ["memory"] * 5
 
 
+def test_every_paper_declares_its_claims_each_tested_by_its_own_checks():
+    """A claim names orderings its paper's tables state (each holds on the paper's numbers:
+    ``test_orderings_hold_on_the_papers_numbers``) or an output of its paper that checks it."""
+    for key in papers.KEYS:
+        claims = papers.claims(key)
+        assert claims, f"{key} declares no claim"
+        named = {o.name for output in papers.catalogue(key) for o in output.orderings}
+        mine = {output.name for output in papers.catalogue(key)}
+        for claim in claims:
+            assert set(claim.orderings) <= named, (key, set(claim.orderings) - named)
+            assert claim.checked_in is None or claim.checked_in in mine, claim.checked_in
+    with pytest.raises(ValueError, match="names no ordering and no output"):
+        papers.Claim("untested", "nowhere")
+
+
 def test_every_model_a_catalogue_names_is_configured_at_paper_scale():
     config = {**base_config(), "scale": "paper"}
     configured = {

@@ -79,8 +79,10 @@ def test_an_added_archive_adds_its_rows_and_beats_reduced_runs(tmp_path, monkeyp
     assert rows.loc["val_ppl", "account"] == ""  # a match needs no account
     markdown = (out / "scoreboard.md").read_text()
     assert "[memory_recipe](../notes/memory_recipe.md)" in markdown
-    summary = markdown.split("## Per paper")[1].split("\n\n")[1]
+    summary = markdown.split("## Per paper")[1].split("\n\n")[2]  # the claims, then the table
     memory = next(line for line in summary.splitlines() if line.startswith("| memory |"))
+    said = markdown.split("## Per paper")[1].split("\n\n")[1]
+    assert "- **memory**: Stack memories achieve the best held-out perplexity" in said
     # results at the paper's settings 2 (val, test): match 1, differ explained 1; the
     # parameter count is a setting checked apart, not a result
     cells = memory.split(" | ")
@@ -122,9 +124,12 @@ def make_board(metrics: list[Path]) -> pd.DataFrame:
 
 
 def test_the_readme_summary_is_the_archives_one():
-    """The README's copy of the per-paper summary is what the archives give now: rerun
-    `python -m rnnrepro.scripts.make_scoreboard --readme README.md` after archiving runs."""
-    assert make_scoreboard.main(["--readme", str(ROOT / "README.md"), "--check-readme"]) == 0
+    """The README's copy of the per-paper summary and the cost table (in docs/cost.md too) are
+    what the archives and the cost model give now: rerun `python -m
+    rnnrepro.scripts.make_scoreboard --readme README.md --cost-doc docs/cost.md` after archiving
+    runs or changing a setting."""
+    assert make_scoreboard.main(["--readme", str(ROOT / "README.md"), "--cost-doc",
+                                 str(ROOT / "docs/cost.md"), "--check-readme"]) == 0  # fmt: skip
 
 
 def test_a_stale_readme_summary_is_named(tmp_path, capsys):
@@ -132,11 +137,12 @@ def test_a_stale_readme_summary_is_named(tmp_path, capsys):
     text = (ROOT / "README.md").read_text()
     readme.write_text(text.replace("| memory |", "| memory (edited) |", 1))
     assert make_scoreboard.main(["--readme", str(readme), "--check-readme"]) == 1
-    assert "the scoreboard summary is stale" in capsys.readouterr().err
+    assert "is stale; rerun" in capsys.readouterr().err
     assert make_scoreboard.main(["--readme", str(readme)]) == 0
     assert make_scoreboard.main(["--readme", str(readme), "--check-readme"]) == 0
-    assert "| memory (edited) |" not in readme.read_text()
-    assert readme.read_text().count("| memory |") == 1
+    summary = readme.read_text().split("<!-- end of the scoreboard summary -->")[0]
+    assert "| memory (edited) |" not in summary
+    assert summary.count("| memory |") == 1
 
 
 @pytest.mark.slow
@@ -149,3 +155,25 @@ def test_the_scoreboard_is_planned_with_the_configured_archives(tmp_path):
     command = proc.stdout[proc.stdout.index("make_scoreboard") :].split("\n")[0]
     assert f"--archives {tmp_path / 'archives'}" in command
     assert f"--notes {ROOT / 'benchmarks' / 'notes'}" in command
+
+
+def test_a_claim_is_as_strong_as_its_weakest_check():
+    """A claim fails when one of its orderings fails, is not yet tested while one has no runs
+    at the papers' settings, sits within noise when one does, and holds when all hold."""
+    from rnnrepro.papers import Claim
+
+    claim = Claim("a beats b and c", "test", orderings=("a < b", "a < c"))
+
+    def status(*verdicts: str) -> str:
+        rows = pd.DataFrame({"ordering": ["a < b", "a < c"][: len(verdicts)],
+                             "verdict": list(verdicts)})  # fmt: skip
+        return make_scoreboard.claim_status(claim, rows)
+
+    assert status("holds", "holds") == "holds"
+    assert status("holds", "fold1-scale holds") == "holds"
+    assert status("holds", "within noise") == "within the seeds' noise"
+    assert status("within noise", "fails") == "fails"
+    assert status("holds", "missing") == "not yet tested (1 of its checks run)"
+    assert status("holds") == "not yet tested (1 of its checks run)"
+    own = Claim("learns faster", "test", checked_in="paper_fig3_claim")
+    assert make_scoreboard.claim_status(own, pd.DataFrame()).startswith("tested by its own")

@@ -30,7 +30,8 @@ Model of one run's cost (kept free of torch imports):
   jobs after training (test perplexities and beam search), which the other runs' do not.
 
 Modules: ``dyck`` (the token model), ``measured`` (the measured tables), ``runs`` (a job's cost
-and ``estimate``), ``translation`` (counted FLOPs), ``summary``. Torch-free: the workflow prices
+and ``estimate``), ``translation`` (counted FLOPs), ``summary`` (per experiment, per catalogue
+group, per paper: done and to do). Torch-free: the workflow prices
 a scale with it before any job runs.
 """
 
@@ -66,9 +67,11 @@ from .runs import (
     translation_run_cost,
 )
 from .summary import (
+    PaperCost,
     Summary,
     TranslationSummary,
     group_shares,
+    paper_costs,
     summarise,
     translation_lines,
     translation_summary,
@@ -80,6 +83,7 @@ __all__ = [
     "VAL_COST",
     "CostError",
     "History",
+    "PaperCost",
     "RunCost",
     "Summary",
     "Throughput",
@@ -94,6 +98,7 @@ __all__ = [
     "model_key",
     "never_stops_early",
     "padded_tokens",
+    "paper_costs",
     "paper_sized_dyck",
     "paper_sized_translation",
     "read_epoch_times",

@@ -116,3 +116,50 @@ def translation_lines(costs: Iterable[RunCost], on_gpu: bool = False) -> list[st
         gpu = tc.format_hours(summary.assumed_gpu_hours)
         lines.append(f"  on a GPU: {gpu} GPU-hours at {tc.format_rate(tc.ASSUMED_GPU)}")
     return lines
+
+
+@dataclass(frozen=True)
+class PaperCost:
+    """One paper's training jobs at paper scale and their expected device-hours: all of them,
+    those already done (``done``: archived at the papers' settings with today's settings) and
+    those still to do; ``unpriced``: jobs the cost model has no measurement for (left out)."""
+
+    paper: str
+    jobs: int
+    hours: float
+    done_jobs: int
+    done_hours: float
+    unpriced: int
+
+    @property
+    def todo_jobs(self) -> int:
+        return self.jobs - self.done_jobs
+
+    @property
+    def todo_hours(self) -> float:
+        return self.hours - self.done_hours
+
+
+def paper_costs(jobs: Iterable, costs: Iterable[RunCost], done: set) -> list[PaperCost]:
+    """Per experiment of ``jobs`` (``rnnrepro.config.jobs`` at paper scale, in order): its jobs
+    and expected hours (``costs``: ``estimate``'s, a job without one counted as unpriced), and
+    the part of both in ``done`` (runs)."""
+    priced = {c.run: c.expected_hours for c in costs}
+    rows: dict[str, list] = {}
+    for run in jobs:
+        rows.setdefault(run.experiment, []).append(run)
+    out = []
+    for paper, runs in rows.items():
+        hours = [priced.get(run, math.nan) for run in runs]
+        finished = [h for run, h in zip(runs, hours, strict=True) if run in done]
+        out.append(
+            PaperCost(
+                paper,
+                len(runs),
+                math.fsum(h for h in hours if not math.isnan(h)),
+                len(finished),
+                math.fsum(h for h in finished if not math.isnan(h)),
+                sum(math.isnan(h) for h in hours),
+            )
+        )
+    return out

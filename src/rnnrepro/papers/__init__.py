@@ -3,8 +3,10 @@
 A catalogue (``papers/<key>.py``) lists its ``Output`` s: a table or figure, the runs that feed
 it (chosen by experiment, dataset family, model, architecture or hyper-parameter), the per-run
 files it reads, the paper numbers it is compared with (``paper_numbers.csv`` labels), the checks
-it carries, its labels and its caption. The workflow's targets and its generic report rules
-(``workflow/rules/report.smk``, through ``rnnrepro.makers``) read these declarations; adding a
+it carries, its labels and its caption; and the paper's headline claims (``CLAIMS``), each
+tested by orderings of its tables or by an output of its own. The workflow's targets and its
+generic report rules (``workflow/rules/report.smk``, through ``rnnrepro.makers``) read these
+declarations; adding a
 table or figure means adding an ``Output`` to its paper's catalogue (and its numbers to
 ``paper_numbers.csv``).
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from types import ModuleType
 
-from rnnrepro.papers.base import Ordering, Output, Runs
+from rnnrepro.papers.base import Claim, Ordering, Output, Runs
 
 # the catalogues, imported as any module is (so that each is in the code digest of every
 # script that imports this package: editing one reruns the tables it declares)
@@ -26,7 +28,7 @@ from rnnrepro.papers import (  # noqa: E402  isort: skip
     major_minor,
 )
 
-__all__ = ["KEYS", "Ordering", "Output", "Runs"]
+__all__ = ["KEYS", "Claim", "Ordering", "Output", "Runs"]
 
 # paper key -> its catalogue, in the order the papers are listed
 CATALOGUES: dict[str, ModuleType] = {
@@ -59,6 +61,11 @@ def orderings(paper: str, labels: list[str] | None) -> tuple[Ordering, ...]:
         if labels is None or set(output.labels) & set(labels)
         for ordering in output.orderings
     )
+
+
+def claims(key: str) -> tuple[Claim, ...]:
+    """The headline claims paper ``key`` declares (its module's ``CLAIMS``)."""
+    return CATALOGUES[key].CLAIMS
 
 
 def groups() -> list[str]:

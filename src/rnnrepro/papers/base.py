@@ -225,3 +225,21 @@ def _mean(models: tuple[str, ...]) -> str:
 
 def _extreme(name: str, models: tuple[str, ...]) -> str:
     return models[0] if len(models) == 1 else f"{name}({', '.join(models)})"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A headline claim of a paper (its abstract's or conclusion's), in ``text``, with where the
+    paper makes it (``source``). It is tested by the ``orderings`` of the paper's tables named
+    here (every ordering of that name, on every dataset; the claim holds where they all hold),
+    or, where no table ordering states it, by the output ``checked_in`` (e.g. a figure's own
+    claim check)."""
+
+    text: str
+    source: str
+    orderings: tuple[str, ...] = ()
+    checked_in: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.orderings and self.checked_in is None:
+            raise ValueError(f"claim {self.text!r}: names no ordering and no output that tests it")

@@ -1,7 +1,7 @@
 """general_second_order: the general second-order RNN on PTB lines (Table 1 and section 4.1,
 the first-order term ablation, with the orderings its text states; Figs. 1-3)."""
 
-from rnnrepro.papers.base import Ordering, Output, Runs
+from rnnrepro.papers.base import Claim, Ordering, Output, Runs
 
 TABLE1_MODELS = (
     "so_de_tanh",
@@ -90,6 +90,32 @@ CORPUS_NOTE = (
     "`<unk>`, which the paper's normalisation turns into `n` and `unk`), so our documents are "
     "not the paper's."
 )
+
+CLAIMS = (
+    Claim(
+        "Removing the first-order terms does not hinder performance: the best model has none",
+        "general_second_order abstract and §6",
+        orderings=(
+            "without Eh_t-1 beats with it (tanh)",
+            "without Eh_t-1 beats with it (id)",
+            "the best model has neither first-order term, tanh",
+        ),
+    ),
+    Claim(
+        "Every second-order model beats the first-order RNN and the general MI-RNN",
+        "general_second_order §5 (Table 1)",
+        orderings=(
+            "every second-order model beats the first-order RNN",
+            "every second-order model beats the general MI-RNN",
+        ),
+    ),
+    Claim(
+        "The optimal ratio of state to interaction size is the same for both tokenizations",
+        "general_second_order abstract (Fig. 1)",
+        checked_in="general_second_order_fig1_ratio",
+    ),
+)
+
 
 OUTPUTS = (
     Output(

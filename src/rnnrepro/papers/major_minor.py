@@ -5,7 +5,7 @@ models of Tables XI (their configuration) and XII (WMT'14 German→English)."""
 from collections.abc import Callable
 
 from rnnrepro import config as cfg
-from rnnrepro.papers.base import Ordering, Output, Runs
+from rnnrepro.papers.base import Claim, Ordering, Output, Runs
 
 MODELS = ("awd_lstm", "awd_lstm_mos_minus", "awd_lstm_mos", "awd_mmlstm_mos")
 LABELS = {
@@ -218,6 +218,28 @@ NMT_ORDERINGS = tuple(
         ("bleu_tokenized", "tokenized BLEU"),
     )
 )
+
+CLAIMS = (
+    Claim(
+        "AWD-MMLSTM-MoS beats every other model on PTB and WikiText-2, at every stage",
+        "major_minor abstract and §V-A (Tables II, III)",
+        orderings=tuple(
+            f"MMLSTM-MoS beats every other model ({stage})"
+            for stage in ("trained", "fine-tuned", "dynamic evaluation")
+        ),
+    ),
+    Claim(
+        "On WikiText-103 the Major-Minor LSTM beats the LSTM by 3.3 perplexity at equal size",
+        "major_minor abstract (Table VII)",
+        checked_in="major_minor_table7",
+    ),
+    Claim(
+        "Major-Minor LSTM layers improve attention NMT",
+        "major_minor §V-E (Table XII)",
+        orderings=tuple(o.name for o in NMT_ORDERINGS),
+    ),
+)
+
 
 OUTPUTS += (
     Output(

@@ -2,7 +2,7 @@
 WikiText-2; Fig. 3, the multipop stack's actions; Tables 2-3 and Fig. 2, Linzen agreement)."""
 
 from rnnrepro import config as cfg
-from rnnrepro.papers.base import Ordering, Output, Runs
+from rnnrepro.papers.base import Claim, Ordering, Output, Runs
 
 ATTENTION = tuple(f"attention_{k}" for k in (1, 3, 5, 10, 15))
 STACKS = ("discrete_stack", "continuous_stack", "multipop_stack")
@@ -101,6 +101,39 @@ def agreement_runs(config: dict) -> list[cfg.Run]:
 
 # the scored items of ``agreement_runs``: an output only when they are configured
 AGREEMENT = {"runs": agreement_runs, "optional": True}
+
+CLAIMS = (
+    Claim(
+        "Stack memories achieve the best held-out perplexity on PTB and WikiText-2",
+        "memory abstract and §3.2",
+        orderings=(
+            *(f"every stack beats the larger LSTM-920 ({corpus})" for corpus in CORPORA.values()),
+            "the multipop stack is the best model (WikiText-2)",
+            "the multipop stack beats every LSTM and attention model (PTB)",
+        ),
+    ),
+    Claim(
+        "Attention and stack memories beat an LSTM of comparable size",
+        "memory §1",
+        orderings=tuple(
+            f"every memory model beats the LSTM-650 ({corpus})" for corpus in CORPORA.values()
+        ),
+    ),
+    Claim(
+        "A larger LSTM helps, though less than a memory",
+        "memory §3.2",
+        orderings=tuple(
+            f"the larger LSTM-920 beats the LSTM-650 ({corpus})" for corpus in CORPORA.values()
+        ),
+    ),
+    Claim(
+        "The stack model is the most accurate on subject-verb agreement, more so with more "
+        "attractors",
+        "memory abstract and §4 (Table 2, Fig. 2)",
+        checked_in="memory_table2",
+    ),
+)
+
 
 OUTPUTS = (
     Output(

@@ -1,7 +1,7 @@
 """multi_matrix: the Dyck-RNN and the multi-matrix RNNs and LSTMs on Dyck-2 (Tables 1-2,
 sections 5.4 and 6.2) and PTB (Tables 1-3)."""
 
-from rnnrepro.papers.base import Ordering, Output, Runs
+from rnnrepro.papers.base import Claim, Ordering, Output, Runs
 
 PTB = Runs("multi_matrix", ("ptb_char", "ptb_word"))
 
@@ -77,6 +77,20 @@ TABLE2_ORDERINGS = tuple(
     )
     for name, source, better, worse, datasets in _TABLE2_CLAIMS
     for dataset in datasets
+)
+
+
+CLAIMS = (
+    Claim(
+        "The multi-matrix models do as well as, sometimes better than, the RNN and the LSTM on "
+        "character- and word-level language modelling",
+        "multi_matrix §7",
+        orderings=tuple(
+            f"{name} ({corpus})"
+            for name in ("the mmLSTM beats the LSTM", "the mmRNN beats the RNN")
+            for corpus in ("PTB characters", "PTB words")
+        ),
+    ),
 )
 
 

@@ -12,6 +12,7 @@ paper and dataset (and model): the measured accounts of it.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from rnnrepro import config as cfg
 from rnnrepro import makers, papers
 from rnnrepro.data import names
 from rnnrepro.papers import Output
@@ -69,6 +71,27 @@ def read_archive(folder: Path) -> Evidence:
     manifest = pd.read_csv(folder / "manifest.csv", dtype={"seed": int})
     hosts = manifest[[*identity, "host"]].drop_duplicates(identity, keep="last")
     return Evidence(folder.name, runs.merge(hosts, on=identity, how="left"), floors)
+
+
+def current_runs(folder: Path, config: dict) -> set[cfg.Run]:
+    """The runs an archive's manifest holds at the papers' settings whose settings are today's
+    (``config`` at the row's scale): what a restore keeps rather than trains again."""
+    manifest = pd.read_csv(folder / "manifest.csv", dtype=str, keep_default_na=False)
+    done = set()
+    for _, row in manifest.iterrows():
+        if row.get("scale") not in PAPER_SETTINGS:
+            continue
+        trial = int(row["trial"]) if row.get("trial") else None
+        run = cfg.Run(row["experiment"], row["dataset"], row["model"], int(row["seed"]),
+                      trial=trial)  # fmt: skip
+        scaled = {**config, "scale": row["scale"]}
+        try:
+            settings = cfg.run_config(scaled, run.experiment, run.dataset, run.model, trial=trial)
+        except (KeyError, ValueError):  # a run the config no longer has
+            continue
+        if json.dumps(settings, sort_keys=True) == row.get("settings"):
+            done.add(run)
+    return done
 
 
 def read_accounts(notes: Path) -> dict[tuple[str, ...], list[str]]:

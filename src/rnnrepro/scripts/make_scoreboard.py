@@ -24,8 +24,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from rnnrepro.cost import estimate
-from rnnrepro.data import names
+from rnnrepro import config as cfg
+from rnnrepro import papers
+from rnnrepro.cost import PaperCost, estimate, paper_costs
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.reporting.figures.scoreboard import scoreboard_figure
 from rnnrepro.reporting.markdown import markdown_lines
@@ -38,6 +39,7 @@ from rnnrepro.reporting.scoreboard import (
     build_scoreboard,
     check_claims,
     compare_outputs,
+    current_runs,
     read_accounts,
     read_archive,
     reference_rows,
@@ -49,6 +51,15 @@ from rnnrepro.resources import measurements
 REPO = Path(__file__).resolve().parents[3]
 BEGIN = "<!-- scoreboard summary: made by `python -m rnnrepro.scripts.make_scoreboard --readme README.md`; do not edit -->"  # noqa: E501
 END = "<!-- end of the scoreboard summary -->"
+COST_BEGIN = "<!-- cost table: made by `python -m rnnrepro.scripts.make_scoreboard --readme README.md --cost-doc docs/cost.md`; do not edit -->"  # noqa: E501
+COST_END = "<!-- end of the cost table -->"
+COST_LEGEND = (
+    "Expected GPU-hours of every training job at paper scale (all seeds, search trials and "
+    "folds, training and fine-tuning), by the cost model (docs/cost.md) on the GPU's measured "
+    "tables (benchmarks/results/gpu/: cells, epochs and FLOP rates measured on an H200). Done: "
+    "jobs archived under benchmarks/results/ with today's settings (a restore keeps them); to "
+    "do: the rest. Not priced: jobs with no measurement to price them by (left out of the hours)."
+)
 SUMMARY_CHECKED = ["match", "differ, explained", "differ, unexplained", "info only"]
 SUMMARY_CLAIMS = ["claims hold", "claims fail", "claims within noise", "claims not yet checked"]
 SUMMARY_LEGEND = (
@@ -61,34 +72,48 @@ SUMMARY_LEGEND = (
     "their runs by the cost model (docs/cost.md). Settings checked: parameter counts, which the "
     "pipeline sets to the paper's (a match there is by construction, not a result). Checked in "
     "other tables: agreement, syntactic evaluation, settings and figures, each in its own "
-    "output. Claims: the orderings the papers state, on the means at the papers' settings; "
-    "a margin inside the seeds' noise is within noise (docs/results.md)."
+    "output. Orderings: those the papers state between their tables' rows (the claims above "
+    "rest on them), on the means at the papers' settings; a margin inside the seeds' noise is "
+    "within noise (docs/results.md)."
 )
 
 
-def paper_hours(config: dict, board: pd.DataFrame, results: Path) -> dict[str, float]:
-    """Paper -> the expected GPU-hours (the GPU's measured tables in ``results/gpu``; none
-    without them) of the paper-scale runs behind its numbers not yet run at the papers'
-    settings."""
+def gpu_costs(config: dict, archives: list[Path], results: Path) -> list[PaperCost]:
+    """Per paper, its training jobs at paper scale and their expected GPU-hours by the cost
+    model on the GPU's measured tables (``results/gpu``; none without them), split into done
+    (archived with today's settings: ``current_runs``) and to do."""
     paper = {**config, "scale": "paper"}
     tables = measurements(str(results), "gpu")
     if tables.throughput is None:
-        return {}
+        return []
     costs = estimate(paper, tables.throughput, None, epoch_times=tables.epoch_times,
                      flop_rate=tables.flop_rate)  # fmt: skip
-    pending = board[
-        ~board["scale"].isin(PAPER_SETTINGS)
-        & ~board["verdict"].str.startswith(("checked in", "not checked"))
+    done = set().union(*(current_runs(folder, config) for folder in archives))
+    return paper_costs(cfg.jobs(paper), costs, done)
+
+
+def cost_lines(costs: list[PaperCost]) -> list[str]:
+    """The per-paper cost as Markdown: jobs and expected GPU-hours, all, done and to do."""
+    if not costs:
+        return ["No GPU measurements (benchmarks/results/gpu/): no cost in GPU-hours."]
+
+    def hours(value: float) -> str:
+        return f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
+
+    fields = ("jobs", "hours", "done_jobs", "done_hours", "unpriced")
+    total = PaperCost("total", *(sum(getattr(c, f) for c in costs) for f in fields))
+    rows = [
+        {
+            "paper": c.paper,
+            "training jobs at paper scale": c.jobs,
+            "expected GPU-hours": hours(c.hours),
+            "done: jobs (GPU-hours)": f"{c.done_jobs} ({hours(c.done_hours)})",
+            "to do: jobs (GPU-hours)": f"{c.todo_jobs} ({hours(c.todo_hours)})",
+            "not priced": c.unpriced,
+        }
+        for c in [*costs, total]
     ]
-    wanted = set(zip(pending["paper"], pending["dataset"], pending["model"], strict=True))
-    hours: dict[str, float] = {}
-    for cost in costs:
-        run = cost.run
-        datasets = (run.dataset, names.parse(run.dataset).unfolded)
-        keys = {(run.experiment, d, run.model) for d in datasets}
-        if keys & wanted:
-            hours[run.experiment] = hours.get(run.experiment, 0.0) + cost.expected_hours
-    return hours
+    return markdown_lines(pd.DataFrame(rows))
 
 
 def link(path: str, base: Path) -> str:
@@ -125,7 +150,7 @@ def summary_lines(table: pd.DataFrame, board: pd.DataFrame, base: Path) -> list[
                 f"{r['not yet at paper settings']}" + hours(r["device-hours to run them"])
                 for _, r in table.iterrows()
             ],
-            "claims: hold / fail / within noise / not yet": [
+            "orderings: hold / fail / within noise / not yet": [
                 counts(r, SUMMARY_CLAIMS) for _, r in table.iterrows()
             ],
             "settings checked: match": [
@@ -136,6 +161,48 @@ def summary_lines(table: pd.DataFrame, board: pd.DataFrame, base: Path) -> list[
         }
     )
     return markdown_lines(shown)
+
+
+def claim_status(claim, checked: pd.DataFrame) -> str:
+    """A claim's status at the papers' settings from its orderings' verdicts (``checked``: the
+    paper's rows of ``check_claims``): fails if one fails; not yet tested while one has no
+    runs there; within noise if one is; else holds. A claim an output of its own tests says
+    which."""
+    if claim.checked_in is not None:
+        return f"tested by its own output ({claim.checked_in}), not yet from the archives"
+    rows = checked[checked["ordering"].isin(claim.orderings)] if not checked.empty else checked
+    verdicts = list(rows["verdict"]) if not rows.empty else []
+    if any(v.endswith("fails") for v in verdicts):
+        return "fails"
+    if len(verdicts) < len(claim.orderings) or any(v.endswith("missing") for v in verdicts):
+        tested = sum(v.endswith(("holds", "within noise")) for v in verdicts)
+        return "not yet tested" + (f" ({tested} of its checks run)" if tested else "")
+    if any(v.endswith("within noise") for v in verdicts):
+        return "within the seeds' noise"
+    return "holds"
+
+
+def claim_lines(table: pd.DataFrame, board: pd.DataFrame, claims: pd.DataFrame,
+                base: Path) -> list[str]:  # fmt: skip
+    """One line per paper: each of its headline claims with its status at the papers'
+    settings, its results there, and the notes that account for the differences."""
+    lines = []
+    for _, row in table.iterrows():
+        paper = row["paper"]
+        checked = claims[claims["paper"] == paper] if not claims.empty else claims
+        said = "; ".join(f"{c.text}: **{claim_status(c, checked)}**"
+                         for c in papers.claims(paper))  # fmt: skip
+        notes = [n for cell in board.loc[board["paper"] == paper, "account"] for n in cell.split()]
+        why = ", ".join(link(note, base) for note in dict.fromkeys(notes))
+        results = (
+            f"results at the papers' settings: {row['match']} match, "
+            f"{row['differ, explained'] + row['differ, unexplained']} differ"
+            + (f" (why: {why})" if why else "")
+            if row["at paper settings"]
+            else "no result at the papers' settings yet"
+        )
+        lines.append(f"- **{paper}**: {said}. {results[0].upper()}{results[1:]}.")
+    return lines
 
 
 def checked_link(verdict: str, base: Path) -> str:
@@ -171,9 +238,19 @@ def board_lines(board: pd.DataFrame, claims: pd.DataFrame, base: Path) -> list[s
     return lines
 
 
-def readme_block(table: pd.DataFrame, board: pd.DataFrame, readme: Path) -> str:
+def readme_block(
+    table: pd.DataFrame, board: pd.DataFrame, claims: pd.DataFrame, readme: Path
+) -> str:
     legend = textwrap.fill(SUMMARY_LEGEND, 100, break_on_hyphens=False)
-    return "\n".join([BEGIN, "", *summary_lines(table, board, readme.parent), "", legend, "", END])
+    said = claim_lines(table, board, claims, readme.parent)
+    return "\n".join([BEGIN, "", *said, "", *summary_lines(table, board, readme.parent), "",
+                      legend, "", END])  # fmt: skip
+
+
+def cost_block(costs: list[PaperCost]) -> str:
+    """The cost table between its markers (README and docs/cost.md carry the same)."""
+    legend = textwrap.fill(COST_LEGEND, 100, break_on_hyphens=False)
+    return "\n".join([COST_BEGIN, "", *cost_lines(costs), "", legend, "", COST_END])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-md")
     parser.add_argument("--out-figure")
     parser.add_argument("--readme", type=Path, help="rewrite this README's summary block")
+    parser.add_argument("--cost-doc", type=Path, help="with --readme: its cost table too")
     parser.add_argument("--check-readme", action="store_true", help="with --readme: only check")
     args = parser.parse_args(argv)  # fmt: skip
 
@@ -213,10 +291,16 @@ def main(argv: list[str] | None = None) -> int:
         reference, own, args.scale, archives, args.tolerances, read_accounts(args.notes)
     )
     claims = check_claims(board, outputs)
-    table = summary(board, claims, paper_hours(config, board, args.measurements))
+    folders = archive_folders(args.archives)
+    costs = gpu_costs(config, folders, args.measurements)
+    table = summary(board, claims, {c.paper: c.todo_hours for c in costs})
     if args.readme:
-        return update_readme(args.readme, readme_block(table, board, args.readme),
-                             args.check_readme)  # fmt: skip
+        blocks = {args.readme: [(BEGIN, END, readme_block(table, board, claims, args.readme)),
+                                (COST_BEGIN, COST_END, cost_block(costs))]}  # fmt: skip
+        if args.cost_doc:
+            blocks[args.cost_doc] = [(COST_BEGIN, COST_END, cost_block(costs))]
+        return max(update_block(path, *block, args.check_readme)
+                   for path, file_blocks in blocks.items() for block in file_blocks)  # fmt: skip
     origins = ", ".join(e.origin for e in archives if not e.runs.empty) or "none"
     intro = [
         f"> Runs of this directory: {len(own.runs)}, at {args.scale} scale"
@@ -231,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     write_csv_atomic(board, args.out_csv, index=False)
     md = Path(args.out_md)
     lines = ["# Scoreboard: what reproduces", "", *intro, "", "## Per paper", "",
+             *claim_lines(table, board, claims, md.parent), "",
              *summary_lines(table, board, md.parent), "", SUMMARY_LEGEND, "",
              *board_lines(board, claims, md.parent)]  # fmt: skip
     write_text_atomic(md, "\n".join(lines) + "\n")
@@ -239,21 +324,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def update_readme(readme: Path, block: str, check: bool) -> int:
-    """Put ``block`` between the markers of ``readme``; with ``check``, 1 when it differs."""
-    text = readme.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        print(f"{readme}: no scoreboard block ({BEGIN!r} ... {END!r})", file=sys.stderr)
+def update_block(path: Path, begin: str, end: str, block: str, check: bool) -> int:
+    """Put ``block`` between the markers ``begin`` and ``end`` of the file ``path``; with
+    ``check``, 1 when it differs; 2 when the file has no such markers."""
+    text = path.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        print(f"{path}: no generated block ({begin!r} ... {end!r})", file=sys.stderr)
         return 2
-    start, stop = text.index(BEGIN), text.index(END) + len(END)
+    start, stop = text.index(begin), text.index(end) + len(end)
     if check:
         if text[start:stop] != block:
-            print(f"{readme}: the scoreboard summary is stale; rerun "
-                  "`python -m rnnrepro.scripts.make_scoreboard --readme README.md`",
-                  file=sys.stderr)  # fmt: skip
+            print(f"{path}: the generated block {begin[5:40]!r}... is stale; rerun "
+                  "`python -m rnnrepro.scripts.make_scoreboard --readme README.md "
+                  "--cost-doc docs/cost.md`", file=sys.stderr)  # fmt: skip
             return 1
         return 0
-    write_text_atomic(readme, text[:start] + block + text[stop:])
+    write_text_atomic(path, text[:start] + block + text[stop:])
     return 0
 
 
