@@ -25,13 +25,30 @@ from torch import nn
 BAD_EPOCH_READINGS = ("no_improvement", "increase")
 
 
-class RMSpropTF(torch.optim.Optimizer):
+class _PerWeight(torch.optim.Optimizer):
+    """An optimiser that updates each weight from its gradient ``g`` (including
+    ``weight_decay · w``: an ℓ2 term added to the loss) and its own state: ``update``."""
+
+    def update(self, weight: torch.Tensor, grad: torch.Tensor, state: dict, group: dict) -> None:
+        raise NotImplementedError
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None if closure is None else closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    grad = p.grad.add(p, alpha=group["weight_decay"])
+                    self.update(p, grad, self.state[p], group)
+        return loss
+
+
+class RMSpropTF(_PerWeight):
     """RMSprop as TensorFlow 1's ``tf.train.RMSPropOptimizer`` with its defaults (decay 0.9,
     ε = 1e-10 inside the square root, no momentum), whose accumulator starts at 1:
-    ``v ← 0.9 v + 0.1 g²; w ← w − lr · g / √(v + ε)``, ``g`` including ``weight_decay · w`` (an
-    ℓ2 term added to the loss). PyTorch's ``RMSprop`` (α = 0.99, ε outside the root, v from 0)
-    makes its first steps ~10 · lr per weight; this one starts at ~lr · g (docs/methods.md
-    §11.2)."""
+    ``v ← 0.9 v + 0.1 g²; w ← w − lr · g / √(v + ε)``. PyTorch's ``RMSprop`` (α = 0.99, ε
+    outside the root, v from 0) makes its first steps ~10 · lr per weight; this one starts at
+    ~lr · g (docs/methods.md §11.2)."""
 
     def __init__(
         self, params, lr: float, weight_decay: float = 0.0, decay: float = 0.9, eps: float = 1e-10
@@ -39,30 +56,21 @@ class RMSpropTF(torch.optim.Optimizer):
         defaults = {"lr": lr, "weight_decay": weight_decay, "decay": decay, "eps": eps}
         super().__init__(params, defaults)
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        loss = None if closure is None else closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad.add(p, alpha=group["weight_decay"])
-                state = self.state[p]
-                if "square_avg" not in state:
-                    state["square_avg"] = torch.ones_like(p)
-                square_avg = state["square_avg"]
-                square_avg.mul_(group["decay"]).addcmul_(grad, grad, value=1 - group["decay"])
-                p.addcdiv_(grad, square_avg.add(group["eps"]).sqrt_(), value=-group["lr"])
-        return loss
+    def update(self, weight: torch.Tensor, grad: torch.Tensor, state: dict, group: dict) -> None:
+        if "square_avg" not in state:
+            state["square_avg"] = torch.ones_like(weight)
+        square_avg = state["square_avg"]
+        square_avg.mul_(group["decay"]).addcmul_(grad, grad, value=1 - group["decay"])
+        weight.addcdiv_(grad, square_avg.add(group["eps"]).sqrt_(), value=-group["lr"])
 
 
-class RMSpropCorrected(torch.optim.Optimizer):
+class RMSpropCorrected(_PerWeight):
     """RMSprop with Adam's bias correction, i.e. Adam with β1 = 0 (the "rmsprop" of DeepMind's
     language-modelling code, deepmind/lamb ``lamb/utils.py``; docs/methods.md §11.2):
-    ``v ← β2 v + (1 − β2) g²; w ← w − lr · g / (√(v / (1 − β2^t)) + ε)``, ``g`` including
-    ``weight_decay · w``. Unlike ``torch.optim.Adam`` it keeps no first moment (one tensor per
-    weight, not two). PyTorch's ``RMSprop`` (α = 0.99, no correction) makes its first steps ~10 ·
-    lr per weight; this one's are ~lr."""
+    ``v ← β2 v + (1 − β2) g²; w ← w − lr · g / (√(v / (1 − β2^t)) + ε)``. Unlike
+    ``torch.optim.Adam`` it keeps no first moment (one tensor per weight, not two). PyTorch's
+    ``RMSprop`` (α = 0.99, no correction) makes its first steps ~10 · lr per weight; this one's
+    are ~lr."""
 
     def __init__(
         self, params, lr: float, weight_decay: float = 0.0, beta2: float = 0.999, eps: float = 1e-8
@@ -70,26 +78,17 @@ class RMSpropCorrected(torch.optim.Optimizer):
         defaults = {"lr": lr, "weight_decay": weight_decay, "beta2": beta2, "eps": eps}
         super().__init__(params, defaults)
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        loss = None if closure is None else closure()
-        for group in self.param_groups:
-            beta2 = group["beta2"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad.add(p, alpha=group["weight_decay"])
-                state = self.state[p]
-                if not state:
-                    state["step"] = torch.tensor(0.0)
-                    state["square_avg"] = torch.zeros_like(p)
-                state["step"] += 1
-                square_avg = state["square_avg"]
-                square_avg.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                correction = 1 - beta2 ** state["step"].item()
-                denom = square_avg.div(correction).sqrt_().add_(group["eps"])
-                p.addcdiv_(grad, denom, value=-group["lr"])
-        return loss
+    def update(self, weight: torch.Tensor, grad: torch.Tensor, state: dict, group: dict) -> None:
+        beta2 = group["beta2"]
+        if not state:
+            state["step"] = torch.tensor(0.0)
+            state["square_avg"] = torch.zeros_like(weight)
+        state["step"] += 1
+        square_avg = state["square_avg"]
+        square_avg.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        correction = 1 - beta2 ** state["step"].item()
+        denom = square_avg.div(correction).sqrt_().add_(group["eps"])
+        weight.addcdiv_(grad, denom, value=-group["lr"])
 
 
 OPTIMIZERS = {

@@ -227,6 +227,26 @@ def read_sequences(
     return seqs
 
 
+def generator_steps(
+    seq: Sequence[str], k: int, m: int, min_len: int
+) -> list[tuple[int, str, float]]:
+    """For each target of ``seq`` (its tokens, then END): the stack's depth before it, the
+    token and the generator's probability of it (KeyError for a token it cannot emit there)."""
+    stack: list[int] = []
+    steps = []
+    for length, token in enumerate([*seq, END]):
+        steps.append(
+            (len(stack), token, next_token_distribution(stack, length, k, m, min_len)[token])
+        )
+        if token != END:
+            is_open, bracket_type = parse_bracket(token)
+            if is_open:
+                stack.append(bracket_type)
+            else:
+                stack.pop()
+    return steps
+
+
 def sequence_log_prob(seq: Sequence[str], k: int, m: int, min_len: int) -> float:
     """Exact natural-log probability of ``seq`` followed by END under the generator.
 
@@ -239,17 +259,7 @@ def sequence_log_prob(seq: Sequence[str], k: int, m: int, min_len: int) -> float
         problem = f"length {len(seq)} < min_len={min_len}"
     if problem is not None:
         raise ValueError(problem)
-    stack: list[int] = []
-    logp = 0.0
-    for length, token in enumerate([*seq, END]):
-        logp += math.log(next_token_distribution(stack, length, k, m, min_len)[token])
-        if token != END:
-            is_open, bracket_type = parse_bracket(token)
-            if is_open:
-                stack.append(bracket_type)
-            else:
-                stack.pop()
-    return logp
+    return sum(math.log(p) for _, _, p in generator_steps(seq, k, m, min_len))
 
 
 def floor_perplexity(seqs: Iterable[Sequence[str]], k: int, m: int, min_len: int) -> float:

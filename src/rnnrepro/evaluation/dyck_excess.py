@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import torch
 
 from ..data.batching import Vocabulary, padded_batches
-from ..data.dyck import END, next_token_distribution, parse_bracket
+from ..data.dyck import END, generator_steps
 from ..models.base import RecurrentLM
 
 KINDS = ("empty", "inside", "end")
@@ -25,19 +25,10 @@ KINDS = ("empty", "inside", "end")
 
 def generator_targets(seq: Sequence[str], k: int, m: int, min_len: int) -> list[tuple[str, float]]:
     """(kind, generator's −log p) of each target of ``seq`` (its tokens, then ``<end>``)."""
-    stack: list[int] = []
-    out = []
-    for length, token in enumerate([*seq, END]):
-        p = next_token_distribution(stack, length, k, m, min_len)[token]
-        kind = "end" if token == END else ("inside" if stack else "empty")
-        out.append((kind, -math.log(p)))
-        if token != END:
-            is_open, bracket_type = parse_bracket(token)
-            if is_open:
-                stack.append(bracket_type)
-            else:
-                stack.pop()
-    return out
+    return [
+        ("end" if token == END else ("inside" if depth else "empty"), -math.log(p))
+        for depth, token, p in generator_steps(seq, k, m, min_len)
+    ]
 
 
 def excess_by_kind(

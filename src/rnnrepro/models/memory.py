@@ -348,16 +348,10 @@ class MemoryLSTMLM(RNNModel):
         forget_bias: float = 0.0,
         cap_input_gate: bool = False,
     ):
-        body = partial(
-            MemoryLSTM,
-            hidden_size=hidden_size,
-            memory=memory,
-            slots=slots,
-            candidate_dropout=candidate_dropout,
-            candidate_mask=candidate_mask,
-            forget_bias=forget_bias,
-            cap_input_gate=cap_input_gate,
-        )
+        cell = {"candidate_mask": candidate_mask, "forget_bias": forget_bias,
+                "cap_input_gate": cap_input_gate}  # fmt: skip
+        body = partial(MemoryLSTM, hidden_size=hidden_size, memory=memory, slots=slots,
+                       candidate_dropout=candidate_dropout, **cell)  # fmt: skip
         super().__init__(
             vocab, body, hidden_size, dropout=dropout, dropouti=dropouti, tie_weights=True
         )
