@@ -148,7 +148,7 @@ def test_run_config_resolves_per_m_and_scale_cap():
     paper["scale"] = "paper"
     assert (
         cfg.run_config(paper, "second_order_lstm", "dyck_m6", "lstm")["training"]["max_epochs"]
-        == 300
+        == 1000
     )
 
 

@@ -60,9 +60,10 @@ def archive_folders(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.glob("*/manifest.csv")) if root.is_dir() else []
 
 
-def read_archive(folder: Path) -> Evidence:
+def read_archive(folder: Path, config: dict | None = None) -> Evidence:
     """An archive's finished runs (every ``metrics.json`` below it; each names its run), with
-    the machine its manifest row names (``host``)."""
+    the machine its manifest row names (``host``) and, given the ``config``, whether it ran
+    with today's settings (``current``: ``current_runs``)."""
     runs = collect_metrics(sorted(folder.rglob("metrics.json")))
     floors = read_floors(sorted(folder.glob("data/*/floor.json")))
     if runs.empty:
@@ -70,7 +71,12 @@ def read_archive(folder: Path) -> Evidence:
     identity = ["experiment", "dataset", "model", "seed"]
     manifest = pd.read_csv(folder / "manifest.csv", dtype={"seed": int})
     hosts = manifest[[*identity, "host"]].drop_duplicates(identity, keep="last")
-    return Evidence(folder.name, runs.merge(hosts, on=identity, how="left"), floors)
+    runs = runs.merge(hosts, on=identity, how="left")
+    if config is not None and "settings" in manifest:  # else: unknown, not flagged
+        current = {(r.experiment, r.dataset, r.model, r.seed) for r in current_runs(folder, config)}
+        keys = zip(*(runs[c] for c in identity), strict=True)
+        runs = runs.assign(current=[key in current for key in keys])
+    return Evidence(folder.name, runs, floors)
 
 
 def current_runs(folder: Path, config: dict) -> set[cfg.Run]:
@@ -250,10 +256,14 @@ def devices_of(matched: pd.DataFrame) -> str:
 
 
 def evidence_label(matched: pd.DataFrame, origin: str) -> str:
-    """Where a row's runs are: ``this directory`` or ``archive <folder>`` (several joined)."""
+    """Where a row's runs are: ``this directory`` or ``archive <folder>`` (several joined),
+    saying when an archive's runs trained with other settings than the shipped config's."""
     if origin == OWN:
         return OWN
-    return ", ".join(f"archive {name}" for name in sorted(set(matched["origin"])))
+    label = ", ".join(f"archive {name}" for name in sorted(set(matched["origin"])))
+    if "current" in matched and not matched["current"].fillna(True).all():
+        label += " (trained with earlier settings, not the shipped config's)"
+    return label
 
 
 def check_claims(board: pd.DataFrame, outputs: list[Output]) -> pd.DataFrame:

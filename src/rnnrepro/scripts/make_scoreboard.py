@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     args.tolerances = args.tolerances or read_tolerances(
         json.dumps(config["reporting"]["tolerances"])
     )
-    archives = [read_archive(folder) for folder in archive_folders(args.archives)]
+    archives = [read_archive(folder, config) for folder in archive_folders(args.archives)]
     own = Evidence(OWN, collect_metrics(args.metrics), read_floors(args.floors))
     outputs = compare_outputs()
     reference = reference_rows(load_paper_numbers(), outputs)
