@@ -111,6 +111,7 @@ OUTPUTS = (
         maker="compare",
         runs=Runs("multi_matrix", ("dyck",)),
         files=("metrics.json", "history.csv"),
+        labels=("Table 1", "Table 2", "Section 5.4", "Section 6.2"),
         track="dyck",
         families=("dyck",),  # every Dyck row of the paper's tables, at the scale's bounds
         groups=("dyck",),
