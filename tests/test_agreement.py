@@ -12,6 +12,7 @@ import torch
 from pipeline_utils import base_config
 
 from rnnrepro import config as cfg
+from rnnrepro.config_check import check_config
 from rnnrepro.data import linzen
 from rnnrepro.data.batching import stream_batches
 from rnnrepro.evaluation.agreement import (
@@ -164,15 +165,15 @@ def test_stack_statistics_cover_every_step_and_sum_to_one():
 
 def test_agreement_config_names_a_bad_model_or_corpus():
     config = base_config()
-    cfg.check(config)
+    check_config(config)
     bad = copy.deepcopy(config)
     bad["experiments"]["memory"]["agreement"]["models"][0] = "lstm_9000"
     with pytest.raises(cfg.ConfigError, match=r"experiments.memory.agreement.models.*lstm_9000"):
-        cfg.check(bad)
+        check_config(bad)
     bad = copy.deepcopy(config)
     bad["experiments"]["memory"]["agreement"]["corpus"] = "ptb_word"
     with pytest.raises(cfg.ConfigError, match=r"experiments.memory.agreement.corpus"):
-        cfg.check(bad)
+        check_config(bad)
 
 
 def test_margins_do_not_depend_on_the_batch_size():

@@ -9,6 +9,7 @@ import pytest
 from pipeline_utils import ROOT, base_config, run_snakemake, snakemake_cli
 
 from rnnrepro import config as cfg
+from rnnrepro.config_check import check_config
 from rnnrepro.reporting.notes import scale_notes
 
 
@@ -77,7 +78,7 @@ def test_hyper_parameters_are_checked_per_architecture_and_family():
     models = config["experiments"]["multi_matrix"]["models"]
     models["rnn"].setdefault("dataset_hparams", {}).setdefault("ptb_char", {})["cells"] = 2
     with pytest.raises(cfg.ConfigError, match=r"models\.rnn\.dataset_hparams\.ptb_char\.cells'"):
-        cfg.check(config)
+        check_config(config)
     config = smoke()
     models = config["experiments"]["multi_matrix"]["models"]
     hparams = models["mmrnn"]["hparams"]
@@ -87,7 +88,7 @@ def test_hyper_parameters_are_checked_per_architecture_and_family():
         per_family.pop("hidden_size", None)
         per_family.pop("hidden_size_per_m", None)
     with pytest.raises(cfg.ConfigError, match=r"model 'mmrnn' needs hidden_size"):
-        cfg.check(config)
+        check_config(config)
 
 
 def test_the_accepted_hyper_parameters_are_the_model_classes_arguments():
@@ -172,7 +173,7 @@ def test_run_config_names_the_task_and_the_stage_procedure():
     assert tuned["training"]["max_epochs"] == 2  # the scale's cap applies to every stage
     model["finetune"] = "nowhere"
     with pytest.raises(cfg.ConfigError, match=r"models.lstm.finetune': 'nowhere' is not defined"):
-        cfg.check(config)
+        check_config(config)
 
 
 def test_scale_datasets_thin_a_models_datasets_at_a_scale():
@@ -189,10 +190,10 @@ def test_scale_datasets_thin_a_models_datasets_at_a_scale():
     entry = config["experiments"]["major_minor"]["models"]["awd_lstm_layer1_200"]
     entry["scale_datasets"] = {"tiny": ["ptb_stream"]}
     with pytest.raises(cfg.ConfigError, match=r"awd_lstm_layer1_200\.scale_datasets\.tiny"):
-        cfg.check(config)
+        check_config(config)
     entry["scale_datasets"] = {"cpu": ["wikitext103"]}
     with pytest.raises(cfg.ConfigError, match="'wikitext103' is not a dataset of the model"):
-        cfg.check(config)
+        check_config(config)
 
 
 def test_translation_runs_read_the_stand_in_at_reduced_scales_with_their_own_caps():
@@ -216,11 +217,11 @@ def test_translation_models_and_language_models_keep_to_their_data():
     models = config["experiments"]["major_minor"]["models"]
     models["nmt_lstm"]["datasets"] = ["ptb_stream", "wmt14_de_en"]
     with pytest.raises(cfg.ConfigError, match=r"nmt_lstm\.datasets': 'luong_nmt' is a translat"):
-        cfg.check(config)
+        check_config(config)
     config = base_config()
     config["experiments"]["major_minor"]["models"]["awd_lstm"]["datasets"] = ["wmt14_de_en"]
     with pytest.raises(cfg.ConfigError, match="'awd_lstm' is a language model and cannot"):
-        cfg.check(config)
+        check_config(config)
 
 
 def test_feature_masking_grid_follows_the_scale():
@@ -397,7 +398,7 @@ def test_cross_reference_errors_name_the_key(mutate, key):
     config = base_config()
     mutate(config)
     with pytest.raises(cfg.ConfigError, match=re.escape(f"config key '{key}")):
-        cfg.check(config)
+        check_config(config)
 
 
 def test_masked_layers_must_exist_in_every_masked_model():
@@ -448,10 +449,10 @@ def test_random_search_trials_are_seeded_jobs_within_their_ranges():
     assert run["training"]["lr"] == samples[1]["lr"] and run["trial"] == {"index": 2, **samples[1]}
     model["search"] = {"batch_size": [8, 16]}
     with pytest.raises(cfg.ConfigError, match=r"lstm.search': 'batch_size' cannot be searched"):
-        cfg.check(config)
+        check_config(config)
     model["search"] = {"lr": [0.01, 0.001]}
     with pytest.raises(cfg.ConfigError, match=r"search.lr': low 0.01 > high 0.001"):
-        cfg.check(config)
+        check_config(config)
 
 
 def test_an_experiment_caps_its_own_runs_at_a_reduced_scale():
@@ -511,4 +512,4 @@ def test_a_scale_replaces_named_procedures_settings_and_says_so():
     assert note not in scale_notes(config, "text", "memory")
     config["scales"]["cpu"]["training"] = {"second_order_lstm_wt2": {"lr": 3e-3}}
     with pytest.raises(cfg.ConfigError, match=r"'scales.cpu.training.second_order_lstm_wt2'"):
-        cfg.check(config)
+        check_config(config)

@@ -9,6 +9,7 @@ import pytest
 from pipeline_utils import ROOT, base_config
 
 from rnnrepro import config as cfg
+from rnnrepro.config_check import check_config
 from rnnrepro.resources import run_resources
 from rnnrepro.scripts import estimate_cost
 
@@ -107,7 +108,7 @@ def test_bad_cluster_settings_name_their_key(change, message):
     config = base_config()
     config["cluster"]["runtime"].update(change)
     with pytest.raises(cfg.ConfigError, match=message.replace("(", r"\(")):
-        cfg.check(config)
+        check_config(config)
 
 
 def test_estimate_cost_lists_each_kind_of_runs_request(capsys):

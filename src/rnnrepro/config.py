@@ -1,8 +1,8 @@
 """Configuration resolution shared by the Snakefile and the scripts (kept free of torch imports).
 
-The config file is validated against ``workflow/schemas/config.schema.yaml`` first; ``check`` then
-verifies what a JSON schema cannot (cross references, ``rnnrepro.config_check``), raising
-``ConfigError`` naming the key.
+The config file is validated against ``workflow/schemas/config.schema.yaml`` first;
+``rnnrepro.config_check.check_config`` then verifies what a JSON schema cannot (cross
+references), raising ``ConfigError`` naming the key. This module imports neither.
 
 Dataset families and names: ``rnnrepro.data.names``.
 """
@@ -277,21 +277,6 @@ def model_families(experiment: dict, model: dict, scale: str | None = None) -> l
     wanted = model.get("datasets", experiment["datasets"])
     kept = model.get("scale_datasets", {}).get(scale, wanted)
     return [f for f in experiment["datasets"] if f in wanted and f in kept]
-
-
-def check(config: dict) -> None:
-    """Cross-reference checks beyond the JSON schema (``rnnrepro.config_check``)."""
-    from rnnrepro.config_check import check_config  # it reads the resolution of this module
-
-    check_config(config)
-
-
-def check_masked_layers(config: dict, masked: list[Run]) -> None:
-    """Every layer ``feature_masking.layers`` names exists in each run of ``masked``
-    (``rnnrepro.config_check``)."""
-    from rnnrepro.config_check import check_masked_layers as check_layers
-
-    check_layers(config, masked)
 
 
 def datasets(config: dict, experiment: str) -> list[str]:

@@ -1,6 +1,6 @@
 """What config.yaml must satisfy beyond its JSON schema (``workflow/schemas/config.schema.yaml``):
-the cross references between its keys. Each failure is a ``ConfigError`` naming the key. Called
-through ``rnnrepro.config.check`` and ``check_masked_layers``."""
+the cross references between its keys. Each failure is a ``ConfigError`` naming the key. It reads
+``rnnrepro.config``'s resolution of the settings; that module does not import this one."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rnnrepro import budget
 from rnnrepro import config as cfg
+from rnnrepro.config_check import check_config
 
 from . import translation as tc
 from .dyck import VAL_BATCH_SIZE, VAL_COST, mean_length, padded_tokens
@@ -203,7 +204,7 @@ def estimate(
     that ``scaled_epoch`` can scale to theirs; translation runs when it has a translation
     model's epoch or ``flop_rate`` is given.
     """
-    cfg.check(config)
+    check_config(config)
     epoch_times = epoch_times or {}
     all_runs = cfg.jobs(config)
     done = {r: read_history(runs_dir, r) for r in all_runs} if runs_dir else {}

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from rnnrepro import config as cfg
 from rnnrepro import makers, papers
+from rnnrepro.config_check import check_config
 from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.scripts import make_table
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     if runs.empty:
         parser.error(f"{args.archive}: no finished run (metrics.json)")
     config = yaml.safe_load(args.config.read_text()) | {"scale": archive_scale(runs)}
-    cfg.check(config)
+    check_config(config)
     notes_file = args.archive / "notes.txt"
     notes = notes_file.read_text().split("\n\n") if notes_file.exists() else []
     notes = [" ".join(note.split()) for note in notes if note.strip()]

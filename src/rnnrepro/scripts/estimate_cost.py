@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from rnnrepro import config as cfg
+from rnnrepro.config_check import check_config
 from rnnrepro.cost import (
     DEFAULT_EXPECTED_FRACTION,
     VAL_COST,
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if args.resources:
         try:
-            cfg.check(config)
+            check_config(config)
             table = resources_table(config, results_dir)
         except (CostError, cfg.ConfigError) as error:
             print(f"estimate_cost: {error}", file=sys.stderr)
