@@ -9,7 +9,7 @@ import pytest
 from pipeline_utils import ROOT, base_config, run_snakemake, snakemake_cli
 
 from rnnrepro import config as cfg
-from rnnrepro.config_check import check_config
+from rnnrepro.config_check import check_config, check_masked_layers
 from rnnrepro.reporting.notes import scale_notes
 
 
@@ -405,10 +405,10 @@ def test_masked_layers_must_exist_in_every_masked_model():
     config = base_config()
     config["scale"] = "smoke"
     runs = [run for run in cfg.runs(config, "major_minor") if run.model == "awd_lstm_mos"]
-    cfg.check_masked_layers(config, runs)  # 3 layers: all, 1, 2, 3
+    check_masked_layers(config, runs)  # 3 layers: all, 1, 2, 3
     config["feature_masking"]["layers"] = ["all", 1, 2, 3, 4]
     with pytest.raises(cfg.ConfigError, match=r"'feature_masking.layers': 4 named, but model "):
-        cfg.check_masked_layers(config, runs)
+        check_masked_layers(config, runs)
 
 
 def test_masked_layers_are_checked_before_any_job(tmp_path):
