@@ -89,6 +89,7 @@ import epoch_times  # noqa: E402
 
 from rnnrepro import config as cfg  # noqa: E402
 from rnnrepro import cost, precision  # noqa: E402
+from rnnrepro.config_check import check_config  # noqa: E402
 from rnnrepro.cost.translation import WMT14  # noqa: E402
 from rnnrepro.fileio import atomic_open  # noqa: E402
 
@@ -645,7 +646,8 @@ def training(context: SimpleNamespace, deadline: float) -> Iterator[tuple[str, d
             "weight_decay": run["training"]["weight_decay"],
             "exit_code": proc.returncode,
             "finished": finished,
-            "epochs": len(epoch_rows(log_path)),
+            # the last validation's epoch (a recipe with eval_every validates inside epochs)
+            "epochs": int(epoch_rows(log_path)[-1]["epoch"]) if epoch_rows(log_path) else 0,
             "wall_seconds": round(time.monotonic() - started, 1),
             "max_epochs": run["training"]["max_epochs"],
             "test_ppl": test_ppl,
@@ -746,7 +748,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.step:
         by_name = {step.name: step for step in STEPS + TRAINING_STEPS}
         return run_child(by_name[args.step], context, args.step_deadline, args.rows)
-    cfg.check(config)
+    check_config(config)
     args.out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     print(f"scratch in {work}", flush=True)

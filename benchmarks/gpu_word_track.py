@@ -51,6 +51,7 @@ from gpu_check import CALL_OUTPUTS, ended_by_itself, epoch_rows, process_start, 
 from word_context import stream_run  # noqa: E402
 
 from rnnrepro import config as cfg  # noqa: E402
+from rnnrepro.config_check import check_config  # noqa: E402
 from rnnrepro.models import read_model_file  # noqa: E402
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
 
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--data {args.data}: no prepared ptb_word data (vocab.txt)")
     config = yaml.safe_load(args.config.read_text())
     config["scale"] = "paper"
-    cfg.check(config)
+    check_config(config)
     args.out.mkdir(parents=True, exist_ok=True)
     # the compiled CPU loops time nothing on a GPU and take tens of seconds to build
     os.environ.setdefault("RNNREPRO_KERNELS", "python")

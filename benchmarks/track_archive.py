@@ -67,6 +67,7 @@ from pathlib import Path
 import yaml
 
 from rnnrepro import config as cfg
+from rnnrepro.config_check import check_config
 from rnnrepro.fileio import atomic_open
 from rnnrepro.provenance import (
     DIGEST_KIND,
@@ -130,7 +131,7 @@ def load_config(path: Path, scale: str) -> dict:
     """The pipeline's config at ``scale``."""
     config = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     config["scale"] = scale
-    cfg.check(config)
+    check_config(config)
     return config
 
 
