@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from pipeline_utils import ROOT
 
@@ -54,3 +55,15 @@ def test_the_archives_notes_go_under_each_title(tmp_path):
         "> First note, wrapped.  \n> Second note.  \n> From the archive memory_ptb: 2 run(s)"
         in text
     )
+
+
+@pytest.mark.parametrize("archive", ARCHIVES, ids=[a.name for a in ARCHIVES])
+def test_a_finished_run_leaves_no_checkpoint_in_its_archive(archive):
+    """Checkpoints are temporary: an archive keeps one only for a run still training (a row of
+    its manifest is a finished run), so that the repository does not grow with them."""
+    manifest = pd.read_csv(archive / "manifest.csv", dtype=str, keep_default_na=False)
+    for _, row in manifest.iterrows():
+        trial = f"/trial{row['trial']}" if row.get("trial") else ""
+        run = f"{row['experiment']}/{row['dataset']}/{row['model']}/seed{row['seed']}{trial}"
+        left = list((archive / "checkpoints").glob(f"{run}.pt*"))
+        assert not left, f"{archive.name}: {run} finished but keeps {left}"
