@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pandas as pd
 import pytest
 from pipeline_utils import ROOT
 
-from rnnrepro.reporting.scoreboard import archive_folders
+from rnnrepro.archive import ArchiveError, archive_folders, finished_runs
 from rnnrepro.scripts import archive_tables
 
 ARCHIVES = archive_folders(ROOT / "benchmarks" / "results")
@@ -67,3 +68,28 @@ def test_a_finished_run_leaves_no_checkpoint_in_its_archive(archive):
         run = f"{row['experiment']}/{row['dataset']}/{row['model']}/seed{row['seed']}{trial}"
         left = list((archive / "checkpoints").glob(f"{run}.pt*"))
         assert not left, f"{archive.name}: {run} finished but keeps {left}"
+
+
+def test_an_archive_that_is_not_one_is_refused_by_name(tmp_path):
+    """A manifest without a column readers need, a metrics.json that is another run than its
+    folder says, or a run the manifest does not list: each stops the reader, naming the file."""
+    archive = copy_archive(ROOT / "benchmarks/results/memory_ptb", tmp_path / "memory_ptb")
+    assert len(finished_runs(archive)) == 2
+    manifest = (archive / "manifest.csv").read_text()
+    (archive / "manifest.csv").write_text(manifest.replace(",settings,", ",setting,", 1))
+    with pytest.raises(ArchiveError, match=r"manifest.csv: no column settings"):
+        finished_runs(archive)
+    (archive / "manifest.csv").write_text(manifest)
+    metrics = archive / "memory/ptb_stream/lstm_920/seed1/trial5/metrics.json"
+    record = json.loads(metrics.read_text())
+    metrics.write_text(json.dumps({**record, "model": "lstm_650"}))
+    with pytest.raises(ArchiveError, match=r"trial5/metrics.json: it is the run "
+                       r"memory/ptb_stream/lstm_650/seed1/trial5, not .*lstm_920"):  # fmt: skip
+        finished_runs(archive)
+    metrics.write_text(json.dumps(record))
+    lines = manifest.splitlines()
+    (archive / "manifest.csv").write_text(
+        "\n".join(line for line in lines if "lstm_920" not in line)
+    )
+    with pytest.raises(ArchiveError, match=r"lstm_920/seed1/trial5 is not in .*manifest.csv"):
+        finished_runs(archive)

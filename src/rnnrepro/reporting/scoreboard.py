@@ -1,7 +1,7 @@
 """The scoreboard: every paper number with the best evidence the project holds for it.
 
 Evidence comes from runs: the directory's own (at its scale) and the paper-scale archives under
-``benchmarks/results/`` (any folder with a ``manifest.csv``: ``benchmarks/track_archive.py``),
+``benchmarks/results/`` (any folder with a ``manifest.csv``: ``rnnrepro.archive``),
 read alike from their ``metrics.json`` files, each of which names its run and scale. A row takes
 the directory's runs when they are at paper scale, else an archive's, else the directory's
 reduced-scale runs, labelled with their scale (no evidence, as the tables say). A number that a
@@ -12,7 +12,6 @@ paper and dataset (and model): the measured accounts of it.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -22,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from rnnrepro import config as cfg
 from rnnrepro import makers, papers
+from rnnrepro.archive import PAPER_SETTINGS, current_runs, finished_runs, read_manifest
 from rnnrepro.data import names
 from rnnrepro.papers import Output
 from rnnrepro.reporting.baselines import with_nats_readings
@@ -31,7 +30,6 @@ from rnnrepro.reporting.metrics import METRIC_KIND, SETTING_KINDS, collect_metri
 from rnnrepro.reporting.orderings import check_orderings, relative_spreads
 from rnnrepro.reporting.tables import (
     PAPER_SCALE,
-    PAPER_SETTINGS,
     build_table,
     matched_runs,
     read_floors,
@@ -55,49 +53,23 @@ class Evidence:
     floors: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
-def archive_folders(root: Path) -> list[Path]:
-    """The archives under ``root``: its folders holding a ``manifest.csv``."""
-    return sorted(p.parent for p in root.glob("*/manifest.csv")) if root.is_dir() else []
-
-
 def read_archive(folder: Path, config: dict | None = None) -> Evidence:
     """An archive's finished runs (every ``metrics.json`` below it; each names its run), with
     the machine its manifest row names (``host``) and, given the ``config``, whether it ran
     with today's settings (``current``: ``current_runs``)."""
-    runs = collect_metrics(sorted(folder.rglob("metrics.json")))
+    runs = collect_metrics(finished_runs(folder))
     floors = read_floors(sorted(folder.glob("data/*/floor.json")))
     if runs.empty:
         return Evidence(folder.name, runs, floors)
     identity = ["experiment", "dataset", "model", "seed"]
-    manifest = pd.read_csv(folder / "manifest.csv", dtype={"seed": int})
+    manifest = pd.DataFrame(read_manifest(folder)).astype({"seed": int})
     hosts = manifest[[*identity, "host"]].drop_duplicates(identity, keep="last")
     runs = runs.merge(hosts, on=identity, how="left")
-    if config is not None and "settings" in manifest:  # else: unknown, not flagged
+    if config is not None:
         current = {(r.experiment, r.dataset, r.model, r.seed) for r in current_runs(folder, config)}
         keys = zip(*(runs[c] for c in identity), strict=True)
         runs = runs.assign(current=[key in current for key in keys])
     return Evidence(folder.name, runs, floors)
-
-
-def current_runs(folder: Path, config: dict) -> set[cfg.Run]:
-    """The runs an archive's manifest holds at the papers' settings whose settings are today's
-    (``config`` at the row's scale): what a restore keeps rather than trains again."""
-    manifest = pd.read_csv(folder / "manifest.csv", dtype=str, keep_default_na=False)
-    done = set()
-    for _, row in manifest.iterrows():
-        if row.get("scale") not in PAPER_SETTINGS:
-            continue
-        trial = int(row["trial"]) if row.get("trial") else None
-        run = cfg.Run(row["experiment"], row["dataset"], row["model"], int(row["seed"]),
-                      trial=trial)  # fmt: skip
-        scaled = {**config, "scale": row["scale"]}
-        try:
-            settings = cfg.run_config(scaled, run.experiment, run.dataset, run.model, trial=trial)
-        except (KeyError, ValueError):  # a run the config no longer has
-            continue
-        if json.dumps(settings, sort_keys=True) == row.get("settings"):
-            done.add(run)
-    return done
 
 
 def read_accounts(notes: Path) -> dict[tuple[str, ...], list[str]]:

@@ -90,9 +90,6 @@ COLUMN_LEGEND = {
 # columns a Markdown table leaves out when no row has a value
 OPTIONAL_COLUMNS = ("floor", "excess", "unigram", "n-gram", "copy", "strict_wcpa")
 PAPER_SCALE = "paper"
-# the scales whose runs train at the papers' settings (config.yaml): paper, and fold1 (the same
-# on one of general_second_order's five folds, which the paper averages)
-PAPER_SETTINGS = (PAPER_SCALE, "fold1")
 BOUND_CHECKS = {
     "<": np.less,
     "<=": np.less_equal,

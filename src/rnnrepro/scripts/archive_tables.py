@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from rnnrepro import makers, papers
+from rnnrepro.archive import ArchiveError, finished_runs
 from rnnrepro.config_check import check_config
 from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.scripts import make_table
@@ -80,7 +81,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)  # fmt: skip
     if not (args.archive / "manifest.csv").exists():
         parser.error(f"{args.archive}: no manifest.csv (not an archive of finished runs)")
-    runs = collect_metrics(sorted(args.archive.rglob("metrics.json")))
+    try:
+        runs = collect_metrics(finished_runs(args.archive))
+    except ArchiveError as error:
+        parser.error(str(error))
     if runs.empty:
         parser.error(f"{args.archive}: no finished run (metrics.json)")
     config = yaml.safe_load(args.config.read_text()) | {"scale": archive_scale(runs)}

@@ -26,6 +26,7 @@ import yaml
 
 from rnnrepro import config as cfg
 from rnnrepro import papers
+from rnnrepro.archive import PAPER_SETTINGS, archive_folders, current_runs
 from rnnrepro.cost import PaperCost, estimate, paper_costs
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
 from rnnrepro.reporting.figures.scoreboard import scoreboard_figure
@@ -35,17 +36,15 @@ from rnnrepro.reporting.paper_numbers import load_paper_numbers
 from rnnrepro.reporting.scoreboard import (
     OWN,
     Evidence,
-    archive_folders,
     build_scoreboard,
     check_claims,
     compare_outputs,
-    current_runs,
     read_accounts,
     read_archive,
     reference_rows,
     summary,
 )
-from rnnrepro.reporting.tables import PAPER_SETTINGS, read_floors
+from rnnrepro.reporting.tables import read_floors
 from rnnrepro.resources import measurements
 
 REPO = Path(__file__).resolve().parents[3]

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rnnrepro.archive import PAPER_SETTINGS
 from rnnrepro.reporting.figures.base import plt, save
 from rnnrepro.reporting.metrics import METRIC_KIND, SETTING_KINDS
-from rnnrepro.reporting.tables import PAPER_SETTINGS
 
 VERDICT_COLOURS = {"match": "tab:green", "differs": "tab:red"}
 
