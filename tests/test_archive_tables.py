@@ -32,6 +32,9 @@ def test_each_archive_holds_the_tables_its_runs_give(archive, tmp_path):
     """Rerun `python -m rnnrepro.scripts.archive_tables benchmarks/results/<archive>` after
     archiving runs or changing how tables are made."""
     committed = sorted((archive / "tables").glob("*.md"))
+    if not finished_runs(archive):  # a track whose first runs still train
+        assert not committed
+        return
     assert committed, f"{archive.name} has no tables"
     copy = copy_archive(archive, tmp_path / archive.name)
     archive_tables.main([str(copy)])
