@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import ROOT, base_config, run_snakemake, write_yaml
+from pipeline_utils import base_config, run_snakemake, write_yaml
 
 from rnnrepro import makers, papers
 
@@ -189,13 +189,14 @@ def planned_jobs(workdir, config) -> tuple[dict[str, str], str]:
 
 
 def test_archived_runs_restore_as_complete(smoke_run, tmp_path):
-    """benchmarks/track_archive.py: runs saved from one directory and restored into a fresh one
-    are complete to Snakemake; a run whose settings changed since it ran is not restored; an
-    unfinished run's checkpoint is kept (compacted, in parts) and resumed to the same numbers."""
+    """`python -m rnnrepro.scripts.archive`: runs saved from one directory and restored into a
+    fresh one are complete to Snakemake; a run whose settings changed since it ran is not
+    restored; an unfinished run's checkpoint is kept (compacted, in parts) and resumed to the
+    same numbers."""
 
     def archive(action, workdir, config, name="archive", *extra):
         write_yaml(workdir / "config.yaml", config)
-        command = [sys.executable, str(ROOT / "benchmarks/track_archive.py"), action, *extra]
+        command = [sys.executable, "-m", "rnnrepro.scripts.archive", action, *extra]
         command += ["--directory", str(workdir), "--archive", str(tmp_path / name)]
         command += ["--configfile", str(workdir / "config.yaml"), "--scale", "smoke"]
         proc = subprocess.run(command, capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""benchmarks/track_archive.py: an archived run's code against this checkout's, for manifests
+"""src/rnnrepro/scripts/archive.py: an archived run's code against this checkout's, for manifests
 of syntax digests and for the byte digests recorded before them."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import shutil
 import subprocess
 
 import pytest
-from pipeline_utils import ROOT, load_benchmark
+from pipeline_utils import ROOT
 
 from rnnrepro import config as cfg
 from rnnrepro.provenance import DIGEST_KIND, byte_digest, code_digest
+from rnnrepro.scripts import archive as ta
 
-ta = load_benchmark("track_archive")
 RUN = cfg.Run("multi_matrix", "dyck_m4", "lstm", 1)
 
 

@@ -1104,8 +1104,8 @@ def test_make_table_training_section_reads_the_best_epoch(tmp_path):
 
 
 def test_a_table_says_which_runs_older_code_trained(tmp_path):
-    """Runs restored with track_archive's --keep-runs-of-other-code carry their archive row;
-    the table names how many and the commit that trained them."""
+    """Runs restored with `rnnrepro.scripts.archive restore --keep-runs-of-other-code` carry
+    their archive row; the table names how many and the commit that trained them."""
     paths = [write_metrics(tmp_path, model, 1, 2.40, 1.0) for model in ("lstm", "attention_lstm")]
     assert describe_kept(paths) is None
     (paths[0].parent / KEPT_FROM_ARCHIVE).write_text(json.dumps({"commit": "e5ac5fd"}))

@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 import torch
-from pipeline_utils import load_benchmark, train_signalled
+from pipeline_utils import train_signalled
 
 from rnnrepro.data import text
 from rnnrepro.data.batching import stream_batches, variable_bptt_lengths
@@ -171,7 +171,7 @@ def outputs(path, name):
     ids=["SIGTERM", "SIGUSR1", "SIGTERM-archived"],
 )
 def test_stream_run_killed_mid_epoch_resumes_to_identical_numbers(corpus, signum, archived):
-    """Also from the checkpoint as benchmarks/track_archive.py keeps it (compacted, in parts)
+    """Also from the checkpoint as src/rnnrepro/scripts/archive.py keeps it (compacted, in parts)
     and restores it: the paper-scale tracks resume so on a new machine."""
     if not (corpus / "whole" / "model.pt").exists():
         subprocess.run(train_cmd(corpus, "whole"), check=True, capture_output=True)
@@ -182,7 +182,8 @@ def test_stream_run_killed_mid_epoch_resumes_to_identical_numbers(corpus, signum
     assert state["epoch"] == 1 and state["partial"]["batches"] == 2  # stopped inside an epoch
     assert state["task"]["state"] is not None  # with the carried recurrent state
     if archived:
-        ta = load_benchmark("track_archive")
+        from rnnrepro.scripts import archive as ta
+
         kept = corpus / f"archive/{name}.pt"
         ta.keep_checkpoint(checkpoint, kept, part_mb=0.02)
         assert len(json.loads(ta.parts_index(kept).read_text())["parts"]) > 1

@@ -1,4 +1,4 @@
-"""benchmarks/track_archive.py: an unfinished run's checkpoint archived compacted and, when
+"""src/rnnrepro/scripts/archive.py: an unfinished run's checkpoint archived compacted and, when
 large, in parts that restore joins back into a checkpoint with the same state."""
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ import os
 
 import pytest
 import torch
-from pipeline_utils import load_benchmark
 
-ta = load_benchmark("track_archive")
+from rnnrepro.scripts import archive as ta
 
 
 def checkpoint_state(best_is_current: bool) -> dict:

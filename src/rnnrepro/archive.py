@@ -2,8 +2,8 @@
 "Archives of paper-scale runs"): the folders that hold one, their manifests, their finished runs
 and which of them ran with today's settings. Each is checked as it is read: a manifest without
 a column readers need, or a ``metrics.json`` that is not the run its folder and the manifest
-name, stops the reader with an ``ArchiveError`` naming the file. ``benchmarks/track_archive.py``
-writes and restores archives.
+name, stops the reader with an ``ArchiveError`` naming the file. ``rnnrepro.scripts.archive``
+(``python -m rnnrepro.scripts.archive save|restore|status``) writes and restores them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from rnnrepro import config as cfg
 
 MANIFEST = "manifest.csv"
-# what a reader needs of a manifest row (a manifest may hold more: track_archive.COLUMNS)
+# what a reader needs of a manifest row (a manifest may hold more: rnnrepro.scripts.archive.COLUMNS)
 REQUIRED = ("experiment", "dataset", "model", "seed", "scale", "settings", "commit", "host")
 # the scales whose runs train at the papers' settings (config.yaml): paper, and fold1 (the same
 # on one of general_second_order's five folds, which the paper averages)

@@ -10,7 +10,7 @@ The digest is of the modules' syntax trees without their docstrings, not of thei
 comment, a docstring, blank lines, line breaks or quotes change no digest, so they rerun
 nothing; any change of what the code does (a statement, a name, a constant, an annotation, the
 order of definitions) does. ``byte_digest`` is the digest of the files' bytes that archives
-saved until 2026-11-27 record (``benchmarks/track_archive.py``).
+saved until 2026-11-27 record (``python -m rnnrepro.scripts.archive``).
 
 Parsing every module costs about a second and a half at each Snakemake start, so what parsing
 gives (a module's imports and its syntax tree's text) is kept in a cache on disk
@@ -136,7 +136,7 @@ def closure(entries: tuple[str, ...], root: Path = ROOT) -> list[Path]:
     return sorted(seen)
 
 
-# The file beside a run that benchmarks/track_archive.py restored although other code trained
+# The file beside a run that src/rnnrepro/scripts/archive.py restored although other code trained
 # it (``restore --keep-runs-of-other-code``): that run's manifest row, commit included.
 KEPT_FROM_ARCHIVE = ".kept_from_archive.json"
 

@@ -282,8 +282,8 @@ def describe_kept(paths: Iterable[str | Path]) -> str | None:
     trained = "; ".join(f"{n} trained at commit {commit}" for commit, n in commits.items())
     return (
         f"Runs trained by older code, kept from an archive ({trained}; "
-        "benchmarks/track_archive.py restore --keep-runs-of-other-code): their training is that "
-        "code's, their evaluation this checkout's."
+        "python -m rnnrepro.scripts.archive restore --keep-runs-of-other-code): their training "
+        "is that code's, their evaluation this checkout's."
     )
 
 

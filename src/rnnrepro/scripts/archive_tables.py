@@ -3,7 +3,7 @@
     python -m rnnrepro.scripts.archive_tables benchmarks/results/dyck_paper
 
 An archive is a folder with a ``manifest.csv`` and a ``metrics.json`` (and ``history.csv``)
-per finished run, as ``benchmarks/track_archive.py save`` writes it. For every comparison table
+per finished run, as ``src/rnnrepro/scripts/archive.py save`` writes it. For every comparison table
 a paper's catalogue declares (``rnnrepro.papers``), the runs of the archive that the table
 reads at their scale (``paper`` or ``fold1``) are compared with the paper, on the datasets the
 archive holds, into ``<archive>/tables/<output>.{md,csv}``: the Dyck generator floors the

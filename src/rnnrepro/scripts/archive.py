@@ -1,7 +1,8 @@
-"""Keep a long paper-scale track's runs across machines that do not last.
+"""Save, restore and report an archive of paper-scale runs (docs/results.md): a track's runs
+kept across machines that do not last, or a cluster's runs published for any clone.
 
-The paper-scale Dyck track and general_second_order's fold-1 Table 1 take longer than one of our
-sessions, and each session starts on a fresh machine. ``save`` copies every finished run of a
+A paper-scale track can take longer than one machine lasts, each stretch of it on a fresh
+machine. ``save`` copies every finished run of a
 Snakemake directory (its model file, history, metrics and analyses: tens of kB) into an archive
 with a manifest: the run's identity and settings, the digests of the code that trained, scored and
 analysed it, its training time, the commit and the machine. It also keeps the last checkpoint
@@ -28,13 +29,13 @@ for those, the sources of the row's commit are taken from git, and when their by
 the recorded ones, their syntax digests are compared with this checkout's; failing that (the
 commit is not in this repository), bytes are compared with bytes.
 
-    python benchmarks/track_archive.py save --directory runs/dyck-paper \\
+    python -m rnnrepro.scripts.archive save --directory runs/dyck-paper \\
         [--source <checkout the runs used>] [--archive benchmarks/results/dyck_paper] \\
         [--scale paper]
-    python benchmarks/track_archive.py restore --directory runs/dyck-paper \\
+    python -m rnnrepro.scripts.archive restore --directory runs/dyck-paper \\
         [--archive benchmarks/results/dyck_paper] [--scale paper] [--data-mirror DIR] \\
         [--keep-runs-of-other-code]
-    python benchmarks/track_archive.py status [--archive ...] [--scale paper] \\
+    python -m rnnrepro.scripts.archive status [--archive ...] [--scale paper] \\
         [--family dyck] [--experiment NAME ...]
 
 ``save --segment-start`` appends the stretch of wall time since then (and the seconds the track
@@ -67,6 +68,8 @@ from pathlib import Path
 import yaml
 
 from rnnrepro import config as cfg
+from rnnrepro.archive import MANIFEST, run_of
+from rnnrepro.archive import read_manifest as archive_rows
 from rnnrepro.config_check import check_config
 from rnnrepro.fileio import atomic_open
 from rnnrepro.provenance import (
@@ -77,7 +80,7 @@ from rnnrepro.provenance import (
     model_module,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 # The files a finished run may hold, in the order they are made, and the step making each.
 FILES = {
     "model.pt": "train",
@@ -90,7 +93,6 @@ FILES = {
     "examples.json": "analyse",
 }
 STEPS = ("train", "evaluate", "analyse")
-MANIFEST = "manifest.csv"
 PROGRESS = "progress.csv"  # the unfinished runs' epochs so far
 PART_MB = 48.0  # an archived checkpoint larger than this is kept in parts
 COLUMNS = [
@@ -179,7 +181,7 @@ class Commits:
             )
             if commit and tar.returncode == 0:
                 if self.directory is None:
-                    self.directory = tempfile.TemporaryDirectory(prefix="track_archive-")
+                    self.directory = tempfile.TemporaryDirectory(prefix="rnnrepro-archive-")
                 out = Path(self.directory.name) / commit
                 out.mkdir()
                 subprocess.run(["tar", "-x", "-C", str(out)], input=tar.stdout, check=True)
@@ -226,16 +228,10 @@ def single_stage_runs(config: dict) -> list[cfg.Run]:
 
 
 def read_manifest(archive: Path) -> dict[str, dict]:
-    path = archive / MANIFEST
-    if not path.exists():
+    """The archive's manifest rows by run path (none for an archive not yet written)."""
+    if not (archive / MANIFEST).exists():
         return {}
-    with path.open() as f:
-        return {run_of(row).path: row for row in csv.DictReader(f)}
-
-
-def run_of(row: dict) -> cfg.Run:
-    trial = int(row["trial"]) if row.get("trial") else None  # absent from older manifests
-    return cfg.Run(row["experiment"], row["dataset"], row["model"], int(row["seed"]), trial=trial)
+    return {run_of(row).path: row for row in archive_rows(archive)}
 
 
 def checkpoint(directory: Path, config: dict, run: cfg.Run) -> Path:
