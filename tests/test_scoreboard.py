@@ -181,3 +181,18 @@ def test_a_claim_is_as_strong_as_its_weakest_check():
     assert status("holds") == "not yet tested (1 of its checks run)"
     own = Claim("learns faster", "test", checked_in="paper_fig3_claim")
     assert make_scoreboard.claim_status(own, pd.DataFrame()).startswith("tested by its own")
+
+
+def test_an_archive_with_todays_settings_replaces_one_with_earlier_ones():
+    """A model with archived runs of today's settings is read from those alone, not averaged
+    with runs of an earlier recipe; one with only earlier runs keeps them (and says so)."""
+    from rnnrepro.reporting.scoreboard import current_first
+
+    runs = pd.DataFrame({
+        "experiment": ["e"] * 4, "dataset": ["d"] * 4, "model": ["a", "a", "a", "b"],
+        "seed": [1, 2, 1, 1], "current": [False, False, True, False],
+    })  # fmt: skip
+    kept = current_first(runs)
+    assert kept[["model", "seed", "current"]].values.tolist() == [
+        ["a", 1, True], ["b", 1, False]
+    ]  # fmt: skip

@@ -150,9 +150,10 @@ def build_scoreboard(
     """One row per paper number (``reference_rows``): the best evidence, its scale, origin,
     devices and verdict, and the notes accounting for a difference."""
     compared = reference[reference["compared"]].reset_index(drop=True)
-    archived = with_metrics(
-        [e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty], compared
-    )
+    archived = current_first(
+        with_metrics([e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty],
+                     compared)
+    )  # fmt: skip
     own_runs = with_metrics([own.runs.assign(origin=OWN)] if not own.runs.empty else [], compared)
     floors = {dataset: f for e in archives for dataset, f in e.floors.items()}
     own_table = build_table(compared, own_runs, own.floors, tolerances, own_scale)
@@ -193,6 +194,17 @@ def build_scoreboard(
     return board.sort_values("paper", key=lambda s: s.map(order), kind="stable").reset_index(
         drop=True
     )
+
+
+def current_first(runs: pd.DataFrame) -> pd.DataFrame:
+    """The archived runs, less those trained with earlier settings of a model that has runs with
+    today's (``current``): a row is never the mean of two recipes."""
+    if runs.empty or "current" not in runs:
+        return runs
+    current = runs["current"].fillna(True).astype(bool)
+    keys = ["experiment", "dataset", "model"]
+    has_current = current.groupby([runs[k] for k in keys]).transform("any")
+    return runs[current | ~has_current].reset_index(drop=True)
 
 
 def with_metrics(frames: list[pd.DataFrame], reference: pd.DataFrame) -> pd.DataFrame:
