@@ -193,10 +193,19 @@ def claim_lines(table: pd.DataFrame, board: pd.DataFrame, claims: pd.DataFrame,
                          for c in papers.claims(paper))  # fmt: skip
         notes = [n for cell in board.loc[board["paper"] == paper, "account"] for n in cell.split()]
         why = ", ".join(link(note, base) for note in dict.fromkeys(notes))
+        mine = board[(board["paper"] == paper) & board["scale"].isin(PAPER_SETTINGS)
+                     & ~board["setting"].astype(bool)]  # fmt: skip
+        earlier = mine["evidence"].str.contains("earlier settings").sum()
         results = (
             f"results at the papers' settings: {row['match']} match, "
             f"{row['differ, explained'] + row['differ, unexplained']} differ"
             + (f" (why: {why})" if why else "")
+            + (
+                f"; {earlier} of the {len(mine)} numbers from runs of earlier settings than the "
+                "shipped config's"
+                if earlier
+                else ""
+            )  # fmt: skip
             if row["at paper settings"]
             else "no result at the papers' settings yet"
         )
