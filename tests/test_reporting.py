@@ -29,7 +29,7 @@ from rnnrepro.reporting.figures import FIGURES, read_runs
 from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.reporting.orderings import check_orderings
 from rnnrepro.reporting.paper_numbers import load_paper_numbers
-from rnnrepro.reporting.run_lines import describe_kept, describe_readings
+from rnnrepro.reporting.run_lines import describe_kept, describe_readings, excess_lines
 from rnnrepro.reporting.tables import build_table, write_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -1111,3 +1111,24 @@ def test_a_table_says_which_runs_older_code_trained(tmp_path):
     (paths[0].parent / KEPT_FROM_ARCHIVE).write_text(json.dumps({"commit": "e5ac5fd"}))
     note = describe_kept(paths)
     assert "1 trained at commit e5ac5fd" in note and "--keep-runs-of-other-code" in note
+
+
+def test_a_dyck_table_says_where_the_loss_sits_above_the_floor(tmp_path):
+    """Each run's excess by kind of target (metrics.json's ``excess``) becomes a section under
+    the table: millinats per target and share of the total, mean over runs."""
+    paths = []
+    for seed, end_share in ((1, 0.5), (2, 0.7)):
+        path = write_metrics(tmp_path, "lstm", seed, 2.40, 1.0)
+        record = json.loads(path.read_text())
+        record["test"]["excess"] = {
+            "empty": {"excess": 0.01, "share": 0.2},
+            "inside": {"excess": 0.005, "share": 0.8 - end_share},
+            "end": {"excess": 1.5, "share": end_share},
+        }
+        path.write_text(json.dumps(record))
+        paths.append(path)
+    lines = excess_lines(collect_metrics(paths))
+    assert lines[1] == "## Where the test loss sits above the generator's floor"
+    row = next(line for line in lines if line.startswith("| dyck_m4 | lstm |"))
+    assert row == "| dyck_m4 | lstm | 2 | 10.0 ± 0.0 | 20 | 5.0 ± 0.0 | 20 | 1500.0 ± 0.0 | 60 |"
+    assert excess_lines(collect_metrics([write_metrics(tmp_path / "b", "lstm", 1, 2.4, 1.0)])) == []

@@ -196,3 +196,21 @@ def test_an_archive_with_todays_settings_replaces_one_with_earlier_ones():
     assert kept[["model", "seed", "current"]].values.tolist() == [
         ["a", 1, True], ["b", 1, False]
     ]  # fmt: skip
+
+
+def test_the_figure_draws_results_at_the_papers_settings_only():
+    """Parameter counts are settings and reduced-scale runs no evidence: neither is drawn, so
+    neither sets the axes; a Dyck perplexity's band is the one its excess allows."""
+    from rnnrepro.reporting.figures.scoreboard import figure_rows
+
+    board = pd.DataFrame({
+        "paper": ["p"] * 4, "metric": ["test_ppl", "params", "test_ppl", "test_wcpa"],
+        "comparison": ["="] * 4, "paper_value": [2.393, 2100, 100.0, 1.0],
+        "mean": [2.42, 2064, 900.0, 0.9], "allowed": [0.004, 105, 1.0, 0.05],
+        "scale": ["paper", "paper", "smoke", "fold1"], "setting": [False, True, False, False],
+        "verdict": ["differs", "match", "smoke-scale differs", "differs"],
+    })  # fmt: skip
+    rows = figure_rows(board, {"ppl": 0.01, "params": 0.05, "wcpa": 0.05})
+    assert rows["metric"].tolist() == ["test_ppl", "test_wcpa"]
+    assert rows["band"].tolist() == pytest.approx([0.004 / 2.393, 0.05])
+    assert rows["relative"].tolist() == pytest.approx([(2.42 - 2.393) / 2.393, -0.1])
