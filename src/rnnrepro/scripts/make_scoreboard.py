@@ -45,7 +45,7 @@ from rnnrepro.reporting.scoreboard import (
     summary,
 )
 from rnnrepro.reporting.tables import read_floors
-from rnnrepro.resources import measurements
+from rnnrepro.resources import device_of, measurements
 
 REPO = Path(__file__).resolve().parents[3]
 BEGIN = "<!-- scoreboard summary: made by `python -m rnnrepro.scripts.make_scoreboard --readme README.md`; do not edit -->"  # noqa: E501
@@ -53,9 +53,11 @@ END = "<!-- end of the scoreboard summary -->"
 COST_BEGIN = "<!-- cost table: made by `python -m rnnrepro.scripts.make_scoreboard --readme README.md --cost-doc docs/cost.md`; do not edit -->"  # noqa: E501
 COST_END = "<!-- end of the cost table -->"
 COST_LEGEND = (
-    "Expected GPU-hours of every training job at paper scale (all seeds, search trials and "
-    "folds, training and fine-tuning), by the cost model (docs/cost.md) on the GPU's measured "
-    "tables (benchmarks/results/gpu/: cells, epochs and FLOP rates measured on an H200). Done: "
+    "Expected device-hours of every training job at paper scale (all seeds, search trials and "
+    "folds, training and fine-tuning), by the cost model (docs/cost.md) on the device each job "
+    "runs on in a cluster (profiles/slurm): a GPU for the text and translation jobs, priced on "
+    "the tables measured on an H200 (benchmarks/results/gpu/), one CPU core for the Dyck jobs "
+    "(`cluster.cpu_families`), priced on the CPU's (benchmarks/results/). Done: "
     "jobs archived under benchmarks/results/ with today's settings (a restore keeps them); to "
     "do: the rest. Not priced: jobs with no measurement to price them by (left out of the hours)."
 )
@@ -67,7 +69,7 @@ SUMMARY_LEGEND = (
     f"with runs at the papers' settings ({' or '.join(PAPER_SETTINGS)}: one fold of five): "
     "they match, differ with a measured account (a note under `benchmarks/notes/` that "
     "explains it), differ unexplained, or are information only (epochs, minutes). Not yet run: "
-    "compared only at a reduced scale or not at all; device-hours: the expected GPU-hours of "
+    "compared only at a reduced scale or not at all; hours: the expected device-hours of "
     "their runs by the cost model (docs/cost.md). Settings checked: parameter counts, which the "
     "pipeline sets to the paper's (a match there is by construction, not a result). Checked in "
     "other tables: agreement, syntactic evaluation, settings and figures, each in its own "
@@ -77,24 +79,37 @@ SUMMARY_LEGEND = (
 )
 
 
-def gpu_costs(config: dict, archives: list[Path], results: Path) -> list[PaperCost]:
-    """Per paper, its training jobs at paper scale and their expected GPU-hours by the cost
-    model on the GPU's measured tables (``results/gpu``; none without them), split into done
-    (archived with today's settings: ``current_runs``) and to do."""
+def device_costs(config: dict, archives: list[Path], results: Path) -> list[PaperCost]:
+    """Per paper, its training jobs at paper scale and their expected hours by the cost model on
+    the device each runs on in a cluster (``resources.device_of``: a GPU, the measured H200's
+    tables in ``results/gpu``, or one CPU core for the data families of ``cluster.cpu_families``,
+    the CPU's tables in ``results``), split into done (archived with today's settings:
+    ``current_runs``) and to do; none without the GPU's tables."""
     paper = {**config, "scale": "paper"}
-    tables = measurements(str(results), "gpu")
-    if tables.throughput is None:
-        return []
-    costs = estimate(paper, tables.throughput, None, epoch_times=tables.epoch_times,
-                     flop_rate=tables.flop_rate)  # fmt: skip
+    costs = []
+    for device in ("gpu", "cpu"):
+        tables = measurements(str(results), device)
+        if tables.throughput is None:
+            return []
+        costs += [
+            cost
+            for cost in estimate(
+                paper,
+                tables.throughput,
+                None,
+                epoch_times=tables.epoch_times,
+                flop_rate=tables.flop_rate,
+            )  # fmt: skip
+            if device_of(paper, cost.run) == device
+        ]
     done = set().union(*(current_runs(folder, config) for folder in archives))
     return paper_costs(cfg.jobs(paper), costs, done)
 
 
 def cost_lines(costs: list[PaperCost]) -> list[str]:
-    """The per-paper cost as Markdown: jobs and expected GPU-hours, all, done and to do."""
+    """The per-paper cost as Markdown: jobs and expected device-hours, all, done and to do."""
     if not costs:
-        return ["No GPU measurements (benchmarks/results/gpu/): no cost in GPU-hours."]
+        return ["No GPU measurements (benchmarks/results/gpu/): no cost in device-hours."]
 
     def hours(value: float) -> str:
         return f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
@@ -105,9 +120,9 @@ def cost_lines(costs: list[PaperCost]) -> list[str]:
         {
             "paper": c.paper,
             "training jobs at paper scale": c.jobs,
-            "expected GPU-hours": hours(c.hours),
-            "done: jobs (GPU-hours)": f"{c.done_jobs} ({hours(c.done_hours)})",
-            "to do: jobs (GPU-hours)": f"{c.todo_jobs} ({hours(c.todo_hours)})",
+            "expected device-hours": hours(c.hours),
+            "done: jobs (hours)": f"{c.done_jobs} ({hours(c.done_hours)})",
+            "to do: jobs (hours)": f"{c.todo_jobs} ({hours(c.todo_hours)})",
             "not priced": c.unpriced,
         }
         for c in [*costs, total]
@@ -128,8 +143,8 @@ def summary_lines(table: pd.DataFrame, board: pd.DataFrame, base: Path) -> list[
         return " / ".join(str(row[c]) for c in columns)
 
     def hours(value: float) -> str:
-        return "" if math.isnan(value) else f" ({value:,.1f} GPU-h)" if value < 10 else (
-            f" ({value:,.0f} GPU-h)"
+        return "" if math.isnan(value) else f" ({value:,.1f} h)" if value < 10 else (
+            f" ({value:,.0f} h)"
         )  # fmt: skip
 
     def accounts(paper: str) -> str:
@@ -300,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     claims = check_claims(board, outputs)
     folders = archive_folders(args.archives)
-    costs = gpu_costs(config, folders, args.measurements)
+    costs = device_costs(config, folders, args.measurements)
     table = summary(board, claims, {c.paper: c.todo_hours for c in costs})
     if args.readme:
         blocks = {args.readme: [(BEGIN, END, readme_block(table, board, claims, args.readme)),
