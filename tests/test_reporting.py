@@ -29,7 +29,12 @@ from rnnrepro.reporting.figures import FIGURES, read_runs
 from rnnrepro.reporting.metrics import collect_metrics
 from rnnrepro.reporting.orderings import check_orderings
 from rnnrepro.reporting.paper_numbers import load_paper_numbers
-from rnnrepro.reporting.run_lines import describe_kept, describe_readings, excess_lines
+from rnnrepro.reporting.run_lines import (
+    describe_kept,
+    describe_readings,
+    excess_lines,
+    training_lines,
+)
 from rnnrepro.reporting.tables import build_table, write_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -1132,3 +1137,22 @@ def test_a_dyck_table_says_where_the_loss_sits_above_the_floor(tmp_path):
     row = next(line for line in lines if line.startswith("| dyck_m4 | lstm |"))
     assert row == "| dyck_m4 | lstm | 2 | 10.0 ± 0.0 | 20 | 5.0 ± 0.0 | 20 | 1500.0 ± 0.0 | 60 |"
     assert excess_lines(collect_metrics([write_metrics(tmp_path / "b", "lstm", 1, 2.4, 1.0)])) == []
+
+
+def test_how_the_runs_trained_reads_the_best_validation_of_an_epoch_validated_twice(tmp_path):
+    """With eval_every a history has several rows an epoch (each with its ``step``): the
+    training perplexity shown is that of the best validation of the best epoch."""
+    history = pd.DataFrame({
+        "experiment": ["memory"] * 3, "dataset": ["ptb_stream"] * 3, "model": ["lstm_650"] * 3,
+        "seed": [1] * 3, "epoch": [1, 1, 2], "step": [415, 830, 1245],
+        "train_loss": [5.0, 4.8, 4.7], "val_loss": [5.1, 4.9, 5.0], "lr": [1e-3] * 3,
+    })  # fmt: skip
+    history.to_csv(tmp_path / "history.csv", index=False)
+    runs = pd.DataFrame({
+        "experiment": ["memory"], "dataset": ["ptb_stream"], "model": ["lstm_650"], "seed": [1],
+        "stage": ["train"], "best_epoch": [1], "epochs": [2], "stopped_because": ["budget"],
+        "val_ppl": [math.exp(4.9)],
+    })  # fmt: skip
+    lines = training_lines(runs, [tmp_path / "history.csv"], {})
+    row = next(line for line in lines if line.startswith("| ptb_stream |"))
+    assert f"| {math.exp(4.8):.4f} ± n/a |" in row  # epoch 1's second validation, the best

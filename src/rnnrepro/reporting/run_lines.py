@@ -190,7 +190,10 @@ def training_lines(
             if key in last.index:
                 final_lr.append(last.loc[key, "lr"])
             if (*key, run["best_epoch"]) in by_epoch.index:
-                train_ppl.append(math.exp(by_epoch.loc[(*key, run["best_epoch"]), "train_loss"]))
+                # the best validation of that epoch (a procedure with eval_every validates more
+                # than once an epoch)
+                at = by_epoch.loc[[(*key, run["best_epoch"])]].sort_values("val_loss")
+                train_ppl.append(math.exp(at["train_loss"].iloc[0]))
         reasons = group["stopped_because"].replace("", "unknown").value_counts()
         floor = floors.get(dataset, {}).get("val")
         rows.append(
