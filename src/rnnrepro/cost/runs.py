@@ -38,8 +38,12 @@ def read_history(runs_dir: str | Path, run: cfg.Run) -> History | None:
         rows = list(csv.DictReader(f))
     if not rows:
         return None
-    seconds = [float(r["seconds"]) for r in rows if r.get("seconds")]
-    return History(len(rows), math.fsum(seconds) / len(seconds) if seconds else None)
+    # a procedure with eval_every writes a row per validation: the epochs are the last row's,
+    # an epoch's seconds the sum of its rows'
+    epochs = int(rows[-1]["epoch"])
+    seconds = math.fsum(float(r["seconds"]) for r in rows if r.get("seconds"))
+    timed = any(r.get("seconds") for r in rows)
+    return History(epochs, seconds / epochs if timed and epochs else None)
 
 
 @dataclass(frozen=True)

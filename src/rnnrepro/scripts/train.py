@@ -102,6 +102,12 @@ def loop_backend() -> str:
     return module.backend() if module is not None else "python"
 
 
+def epochs_trained(history: list[dict]) -> int:
+    """The epochs a run trained: its last row's (a procedure with ``eval_every`` writes a row
+    per validation, several an epoch)."""
+    return history[-1]["epoch"] if history else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run, identity = json.loads(args.run), json.loads(args.identity)
@@ -156,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         run=run,
         identity=identity,
         seed=args.seed,
-        epochs=len(result.history),
+        epochs=epochs_trained(result.history),
         best_epoch=result.best_epoch,
         train_seconds=result.seconds,
         stopped_because=result.stopped_because,
