@@ -1,40 +1,36 @@
-"""Which recipe lets memory's LSTM-650 learn? The first paper-scale run
-(``gpu_check_h200/training``, trial 1, λ read as ``weight_decay``) stood at validation
-perplexity 287 after 16 of 40 epochs against the paper's 67.2 (test). The paper (§3.1) names
-RMSprop and an "ℓ2 regularization parameter" in [1e-4, 5e-4], and neither which RMSprop nor what
-the ℓ2 is added to.
+"""Which recipe lets memory's LSTM-650 learn as the paper's? Its arms train the pipeline's own
+run under one reading each and validate on the full validation stream
+(benchmarks/notes/memory_recipe.md).
 
-Each arm is ``OPTIMIZER/READING/LR``:
+Each arm is ``OPTIMIZER/READING/LR[/CLIP]``:
 
-- ``OPTIMIZER``: ``rmsprop`` (PyTorch's: α = 0.99, ε outside the root, accumulator from 0) or
-  ``rmsprop_tf`` (TensorFlow 1's ``RMSPropOptimizer``: decay 0.9, ε = 1e-10 inside the root,
-  accumulator from 1), the pipeline's ``training.optimizer`` settings;
+- ``OPTIMIZER``: ``rmsprop`` (PyTorch's: α = 0.99, ε outside the root, accumulator from 0),
+  ``rmsprop_corrected`` (Adam with β1 = 0: deepmind/lamb's "rmsprop") or ``rmsprop_tf``
+  (TensorFlow 1's ``RMSPropOptimizer``), the pipeline's ``training.optimizer`` settings;
 - ``READING``: what the paper's λ sits beside, so RMSprop's ``weight_decay`` (beside our mean loss
   per token) is λ (``mean``), λ / 35 (``sequence``: the loss summed over a sequence's 35 tokens),
   λ / 1,120 (``batch``: summed over the batch's 32 × 35 tokens) or 0 (``none``);
-- ``LR``: a number, or ``trial`` for the trial's sample.
+- ``LR``: a number, or ``trial`` for the trial's sample;
+- ``CLIP``: the gradient norm clipped at, on our per-token mean loss (default: the run's; lamb's
+  10 on the summed loss is 10 / 35).
 
 An arm trains the run of ``--trial`` (``rnnrepro.config.run_config`` at ``paper`` scale: the
-pipeline's model, task, procedure and loop, seed 1, one CPU thread) for ``--batches`` batches of
-the first epoch and validates on the full validation set every ``--every`` batches; one CSV row per
-validation. λ is the trial's sample read back from config.yaml's search (which holds
-``weight_decay`` under the ``sequence`` reading) unless ``--paper-l2`` gives it.
+pipeline's model, task, procedure and loop, seed 1) for ``--epochs`` epochs of at most
+``--batches`` batches, validating every ``--every`` batches and at each epoch's end, one CSV row a
+validation, written as it comes, with the median gradient norm (before clipping) of the steps
+since the last and their share above lamb's clip. It starts from zero, from the epoch after a
+run's checkpoint (``--resume``: its weights, accumulator, data position, carried state and random
+numbers, so that an arm at the run's own settings gives the run's next epoch to the bit; another
+optimiser of the RMSprop family takes over PyTorch's accumulator as its second moment), or from a
+finished run's ``model.pt`` with a fresh optimiser and no lr schedule (``--start``). λ is the
+trial's sample read back from config.yaml's search (which holds ``weight_decay`` under the
+``sequence`` reading) unless ``--paper-l2`` gives it.
 
-    python benchmarks/memory_recipe.py --data runs/paper_data/results/data/ptb_stream \\
-        --arms rmsprop/sequence/trial rmsprop_tf/sequence/trial \\
-        --out benchmarks/results/memory_recipe.csv --append
-
-With ``--resume CHECKPOINT`` (a run's checkpoint at an epoch's end, e.g. the paper-scale track's)
-each arm trains the epoch after it instead, from that run's weights, RMSprop's accumulator, data
-position, carried state and random numbers, with the arm's lr and ``weight_decay``: an arm at the
-run's own lr gives the run's next epoch, so the arms are paired with it (the same batches and
-dropout masks). ``--batches`` then counts batches of that epoch.
-
-    python benchmarks/memory_recipe.py --data runs/paper_data/results/data/ptb_stream \
-        --resume <track>/results/checkpoints/paper/memory/ptb_stream/lstm_650/seed1/trial1.pt \
-        --arms rmsprop/sequence/0.0032 --threads 2 --out benchmarks/results/memory_lr_step.csv
-
-Earlier, ``memory_l2.csv`` (200 batches, one validation each, PyTorch's RMSprop): the ℓ2 readings.
+    python benchmarks/memory_recipe.py --data <dir>/results/data/ptb_stream \
+        --resume <checkpoint after epoch 23> --arms rmsprop_corrected/sequence/trial \
+        --out ep23_corrected.csv
+    python benchmarks/memory_recipe.py --data <dir>/results/data/ptb_stream --epochs 3 \
+        --start <run>/model.pt --every 415 --arms rmsprop_corrected/sequence/0.0008 --out x05.csv
 """
 
 from __future__ import annotations
