@@ -178,6 +178,7 @@ def test_a_claim_is_as_strong_as_its_weakest_check():
     assert status("holds", "within noise") == "within the seeds' noise"
     assert status("within noise", "fails") == "fails"
     assert status("holds", "missing") == "not yet tested (1 of its checks run)"
+    assert status("holds", "mixed recipes").startswith("not yet tested (its rows' runs")
     assert status("holds") == "not yet tested (1 of its checks run)"
     own = Claim("learns faster", "test", checked_in="paper_fig3_claim")
     assert make_scoreboard.claim_status(own, pd.DataFrame()).startswith("tested by its own")
@@ -214,3 +215,21 @@ def test_the_figure_draws_results_at_the_papers_settings_only():
     assert rows["metric"].tolist() == ["test_ppl", "test_wcpa"]
     assert rows["band"].tolist() == pytest.approx([0.004 / 2.393, 0.05])
     assert rows["relative"].tolist() == pytest.approx([(2.42 - 2.393) / 2.393, -0.1])
+
+
+def test_an_ordering_across_recipes_is_not_judged():
+    """An ordering whose rows come from runs of today's settings and of an earlier recipe would
+    measure the recipes as much as the models."""
+    from rnnrepro.papers import Ordering
+    from rnnrepro.reporting.scoreboard import mixes_recipes
+
+    ordering = Ordering("a beats b", "test", ("a",), ("b",), metric="test_ppl", dataset="d")
+    table = pd.DataFrame({
+        "metric": ["test_ppl", "test_ppl", "val_ppl"], "dataset": ["d"] * 3,
+        "model": ["a", "b", "b"], "n_seeds": [1, 3, 3],
+        "evidence": ["archive new", "archive old (trained with earlier settings, not the "
+                     "shipped config's)", "archive new"],
+    })  # fmt: skip
+    assert mixes_recipes(ordering, table)
+    same = table.assign(evidence="archive new")
+    assert not mixes_recipes(ordering, same)

@@ -272,8 +272,27 @@ def check_claims(board: pd.DataFrame, outputs: list[Output]) -> pd.DataFrame:
         scales = set(rows.loc[settings, "scale"]) or {PAPER_SCALE}
         checked = check_orderings(output.orderings, table, scales, spreads)
         if not checked.empty:
+            mixed = [mixes_recipes(o, table) for o in output.orderings if o.name in
+                     set(checked["ordering"])]  # fmt: skip
+            checked = checked.assign(
+                verdict=checked["verdict"].where(
+                    ~pd.Series(mixed, index=checked.index), "mixed recipes"
+                )  # fmt: skip
+            )
             frames.append(checked.assign(paper=output.paper, output=output.name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def mixes_recipes(ordering, table: pd.DataFrame) -> bool:
+    """Whether an ordering compares rows whose runs trained with today's settings with rows whose
+    runs trained with earlier ones (an archive's runs of an earlier recipe): its margin would
+    measure the recipes as much as the models."""
+    rows = table[table["metric"] == ordering.metric]
+    if ordering.dataset is not None:
+        rows = rows[rows["dataset"] == ordering.dataset]
+    rows = rows[rows["model"].isin(ordering.models) & (rows["n_seeds"] > 0)]
+    earlier = rows["evidence"].str.contains("earlier settings")
+    return bool(earlier.any() and not earlier.all())
 
 
 def summary(board: pd.DataFrame, claims: pd.DataFrame, hours: Mapping[str, float]) -> pd.DataFrame:

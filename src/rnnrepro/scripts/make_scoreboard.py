@@ -188,6 +188,8 @@ def claim_status(claim, checked: pd.DataFrame) -> str:
     verdicts = list(rows["verdict"]) if not rows.empty else []
     if any(v.endswith("fails") for v in verdicts):
         return "fails"
+    if any(v.endswith("mixed recipes") for v in verdicts):
+        return "not yet tested (its rows' runs trained under different recipes)"
     if len(verdicts) < len(claim.orderings) or any(v.endswith("missing") for v in verdicts):
         tested = sum(v.endswith(("holds", "within noise")) for v in verdicts)
         return "not yet tested" + (f" ({tested} of its checks run)" if tested else "")
