@@ -302,7 +302,7 @@ class _Trainer:
             sums["seconds"] = earlier + time.perf_counter() - started
             every = procedure.eval_every
             if every is not None and loss.count > 0 and self.steps % every == 0:
-                if not self.checkpoint_validation(epoch, sums, epoch_end=False):
+                if not self.validate_at_step(epoch, sums, epoch_end=False):
                     return None
                 if self.result.stopped_because:
                     return sums
@@ -314,7 +314,7 @@ class _Trainer:
         sums["seconds"] = earlier + time.perf_counter() - started
         return sums
 
-    def checkpoint_validation(self, epoch: int, sums: dict, epoch_end: bool) -> bool:
+    def validate_at_step(self, epoch: int, sums: dict, epoch_end: bool) -> bool:
         """A validation inside or at the end of an epoch under ``eval_every``: the row over the
         steps since the last one, the schedule and the stopping rule; False when the run
         diverged."""
@@ -337,7 +337,7 @@ class _Trainer:
         if sums.get("validated") is not None and sums["validated"]["count"] == sums["count"]:
             self.result.stopped_because = f"reached max_epochs={self.procedure.max_epochs}"
             return True
-        return self.checkpoint_validation(epoch, sums, epoch_end=True)
+        return self.validate_at_step(epoch, sums, epoch_end=True)
 
     def validate(self, epoch: int, sums: dict) -> dict | None:
         """Validation (on the averaged weights when averaging), the history row and the best
