@@ -53,29 +53,19 @@ END = "<!-- end of the scoreboard summary -->"
 COST_BEGIN = "<!-- cost table: made by `python -m rnnrepro.scripts.make_scoreboard --readme README.md --cost-doc docs/cost.md`; do not edit -->"  # noqa: E501
 COST_END = "<!-- end of the cost table -->"
 COST_LEGEND = (
-    "Expected device-hours of every training job at paper scale (all seeds, search trials and "
-    "folds, training and fine-tuning), by the cost model (docs/cost.md) on the device each job "
-    "runs on in a cluster (profiles/slurm): a GPU for the text and translation jobs, priced on "
-    "the tables measured on an H200 (benchmarks/results/gpu/), one CPU core for the Dyck jobs "
-    "(`cluster.cpu_families`), priced on the CPU's (benchmarks/results/). Done: "
-    "jobs archived under benchmarks/results/ with today's settings (a restore keeps them); to "
-    "do: the rest. Not priced: jobs with no measurement to price them by (left out of the hours)."
+    "Expected device-hours of every training job at paper scale by the cost model "
+    "(docs/cost.md), on the device a cluster runs it on: a GPU for text jobs (the H200's "
+    "measurements), one CPU core for Dyck jobs. Done: archived with today's settings."
 )
 SUMMARY_CHECKED = ["match", "differ, explained", "differ, unexplained", "info only"]
 SUMMARY_CLAIMS = ["claims hold", "claims fail", "claims within noise", "claims not yet checked"]
 SUMMARY_LEGEND = (
-    "Results: the paper's numbers of `paper_numbers.csv` that a run measures (each BPC row that "
-    "a table reads both as bits and as nats counts twice). At the paper's settings: compared "
-    f"with runs at the papers' settings ({' or '.join(PAPER_SETTINGS)}: one fold of five): "
-    "they match, differ with a measured account (a note under `benchmarks/notes/` that "
-    "explains it), differ unexplained, or are information only (epochs, minutes). Not yet run: "
-    "compared only at a reduced scale or not at all; hours: the expected device-hours of "
-    "their runs by the cost model (docs/cost.md). Settings checked: parameter counts, which the "
-    "pipeline sets to the paper's (a match there is by construction, not a result). Checked in "
-    "other tables: agreement, syntactic evaluation, settings and figures, each in its own "
-    "output. Orderings: those the papers state between their tables' rows (the claims above "
-    "rest on them), on the means at the papers' settings; a margin inside the seeds' noise is "
-    "within noise (docs/results.md)."
+    "Results: the numbers a run measures, compared at the papers' settings "
+    f"({' or '.join(PAPER_SETTINGS)}): match / differ with a measured account (a note under "
+    "`benchmarks/notes/`) / differ unexplained / information only; not yet run there, with the "
+    "hours of their runs. Settings checked: parameter counts, set to the papers' by construction. "
+    "Orderings: those the papers state, on the means; a margin inside the seeds' noise is within "
+    "noise. How each is counted: docs/results.md."
 )
 
 
