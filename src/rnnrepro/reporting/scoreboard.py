@@ -23,7 +23,6 @@ import yaml
 
 from rnnrepro import makers, papers
 from rnnrepro.archive import PAPER_SETTINGS, current_runs, finished_runs, read_manifest
-from rnnrepro.data import names
 from rnnrepro.papers import Output
 from rnnrepro.reporting.baselines import with_nats_readings
 from rnnrepro.reporting.metrics import METRIC_KIND, SETTING_KINDS, collect_metrics
@@ -31,6 +30,7 @@ from rnnrepro.reporting.orderings import check_orderings, relative_spreads
 from rnnrepro.reporting.tables import (
     PAPER_SCALE,
     build_table,
+    family_of,
     matched_runs,
     read_floors,
 )
@@ -88,15 +88,6 @@ def account_of(accounts: Mapping[tuple[str, ...], list[str]], ref: pd.Series) ->
     model)."""
     keys = [(ref["paper"], ref["dataset"], *m) for m in ((), (ref["model"],))]
     return list(dict.fromkeys(note for key in keys for note in accounts.get(key, [])))
-
-
-def family_of(dataset: str) -> str:
-    """The family of a reference row's dataset: a dataset's family, or the cross-validation
-    family the row names itself (``ptb_lines_unigram``)."""
-    try:
-        return names.family(dataset)
-    except ValueError:
-        return dataset
 
 
 def compare_outputs() -> list[Output]:

@@ -324,20 +324,19 @@ def tolerances_in_use(
 ) -> dict[str, float]:
     """The tolerances of the metric kinds that occur in ``paper_rows`` (in their order)."""
     kinds = {METRIC_KIND[metric] for metric in paper_rows["metric"]}
-    dyck = any(names.family(d) == "dyck" for d in paper_rows["dataset"] if is_dataset(d))
+    dyck = any(family_of(d) == "dyck" for d in paper_rows["dataset"])
     if dyck and "ppl" in kinds:
         kinds.add("dyck_excess")
     return {kind: value for kind, value in tolerances.items() if kind in kinds}
 
 
-def is_dataset(name: str) -> bool:
-    """Whether ``name`` is a dataset's (not a cross-validation family's, e.g.
-    ``ptb_lines_unigram``)."""
+def family_of(dataset: str) -> str:
+    """The family of a reference row's dataset: a dataset's family, or the cross-validation
+    family the row names itself (``ptb_lines_unigram``)."""
     try:
-        names.family(name)
+        return names.family(dataset)
     except ValueError:
-        return False
-    return True
+        return dataset
 
 
 def write_table(
