@@ -17,10 +17,10 @@ import os
 from pathlib import Path
 
 import torch
-from csvrows import write_rows
 from timing import cpu_benchmark_args, timed
 from torch import nn
 
+from rnnrepro.fileio import write_rows
 from rnnrepro.models.awd import MajorMinorLSTM, WeightDropLSTM
 
 T = 70

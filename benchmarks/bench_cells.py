@@ -30,9 +30,9 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from csvrows import write_rows
 from torch import nn
 
+from rnnrepro.fileio import write_rows
 from rnnrepro.models import MODEL_NAMES, build_model, native
 
 DYCK_VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]

@@ -20,11 +20,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 import yaml
-from csvrows import write_rows
 from torch.utils.flop_counter import FlopCounterMode
 
 from rnnrepro import config as cfg
 from rnnrepro.cost import VAL_COST
+from rnnrepro.fileio import write_rows
 from rnnrepro.models import build_model
 
 # major_minor Table I: training and validation tokens

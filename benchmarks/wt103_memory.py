@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from csvrows import write_rows
+from rnnrepro.fileio import write_rows
 
 V, T, PAPER_BATCH = 267_735, 70, 128
 TRAIN_TOKENS, VAL_TOKENS = 103_227_021, 217_646  # major_minor Table I

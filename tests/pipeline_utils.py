@@ -339,12 +339,13 @@ def run_track(root: Path, make_config, *targets: str) -> tuple[Path, dict]:
     return work, config
 
 
-def load_benchmark(name: str):
-    """``benchmarks/<name>.py`` as a module (benchmarks are scripts, not a package), with the
-    benchmarks folder on the path as running the script puts it (its shared modules import)."""
-    if str(ROOT / "benchmarks") not in sys.path:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-    path = ROOT / "benchmarks" / f"{name}.py"
+def load_script(relative: str):
+    """A script of ``benchmarks/``, ``studies/`` or ``tools/`` (``tools/gpu_check.py``) as a
+    module (scripts, not a package), with its folder on the path as running it puts it."""
+    path = ROOT / relative
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    name = path.stem
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # as an import would: its dataclasses look their module up

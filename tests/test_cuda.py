@@ -1,7 +1,7 @@
 """Every registered architecture on CUDA equals itself on the CPU: logits, final state and every
 parameter gradient, in float64 (to 1e-9) and float32 (cuDNN and the GPU's reductions are not
 bit-exact: within 2e-4 relative, with TF32 off, ``rnnrepro.precision``). Skipped without CUDA
-(CI has none); the GPU check (``benchmarks/gpu_check.py``) runs it on a GPU machine.
+(CI has none); the GPU check (``tools/gpu_check.py``) runs it on a GPU machine.
 
 The models run in training mode. The discrete stack samples its actions there
 (``torch.multinomial``), which on CUDA would draw from the CUDA generator and on the CPU from the

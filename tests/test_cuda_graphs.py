@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from pipeline_utils import load_benchmark
+from pipeline_utils import load_script
 
 from rnnrepro.models import build_model
 
@@ -41,7 +41,7 @@ def graph_model(name: str, device: torch.device) -> torch.nn.Module:
 @pytest.mark.parametrize("name", list(MODELS))
 @pytest.mark.usefixtures("full_fp32")
 def test_a_graphed_batch_gives_the_eager_gradients(name):
-    bench_cells = load_benchmark("bench_cells")
+    bench_cells = load_script("benchmarks/bench_cells.py")
     device = torch.device("cuda")
     model = graph_model(name, device)
     torch.manual_seed(1)

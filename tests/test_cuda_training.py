@@ -1,6 +1,6 @@
 """Training and evaluation on CUDA, each task kind: a few epochs run there and say so, the model
 file loads on a CPU, and a CUDA run killed mid-epoch resumes to the numbers of an uninterrupted
-one. Skipped without CUDA (CI has none); ``benchmarks/gpu_check.py`` runs them on a GPU machine.
+one. Skipped without CUDA (CI has none); ``tools/gpu_check.py`` runs them on a GPU machine.
 
 Resumption on CUDA is compared within 1e-6 relative: every process the tests start has
 ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` (``tests/conftest.py``) so that cuBLAS is deterministic,

@@ -1,8 +1,8 @@
-"""benchmarks/gpu_check.py on a CPU (``--sample small``), so that the GPU check cannot rot
+"""tools/gpu_check.py on a CPU (``--sample small``), so that the GPU check cannot rot
 where there is no GPU: every CSV is written, the epoch samples cover the prepared data only, every
 step ends by its deadline, a failure or an overrun is one row and the next step starts, and the
 paper-scale training (its own call) stops within its budget with its finished epochs reported;
-and benchmarks/gpu_word_track.py (multi_matrix's word models, a call of its own) trains, evaluates
+and tools/gpu_word_track.py (multi_matrix's word models, a call of its own) trains, evaluates
 and packs what the archive needs. It runs as on the GPU machine: from the source tree, without
 the packages that machine lacks."""
 
@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from pipeline_utils import ROOT, base_config, load_benchmark
+from pipeline_utils import ROOT, base_config, load_script
 from test_stream import WORDS, write_corpus
 
 from rnnrepro import config as cfg
@@ -66,7 +66,7 @@ def test_the_device_image_lacks_what_it_lacks(tmp_path):
 def run_check(tmp_path, budget: float, *options: str) -> tuple[float, Path]:
     """The check on the CPU as on the GPU machine, with ``options``: its wall time and --out."""
     out, work = tmp_path / "out", tmp_path / "work"
-    command = [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--device", "cpu"]
+    command = [sys.executable, str(ROOT / "tools" / "gpu_check.py"), "--device", "cpu"]
     command += ["--budget", str(budget), "--out", str(out), "--work", str(work), *options]
     env = device_image_env(tmp_path)
     env.pop("RNNREPRO_KERNELS", None)
@@ -145,7 +145,7 @@ def test_a_step_past_its_time_is_stopped_and_the_next_one_starts(tmp_path):
 
 
 def test_a_failing_step_is_one_error_row_and_the_next_step_starts(tmp_path):
-    gpu_check = load_benchmark("gpu_check")
+    gpu_check = load_script("tools/gpu_check.py")
 
     def fails(context, deadline):
         yield "cells.csv", {"model": "a"}
@@ -205,7 +205,7 @@ def test_a_training_that_ended_by_itself_is_not_stopped(tmp_path, monkeypatch):
     """A training that has logged its end (``stopped: ...``) is writing its model when the budget
     runs out: it gets no SIGTERM (which would kill it mid-write, exit -15, its finished run
     reported as stopped) and is waited for. Seen in a loaded CI run of the training call."""
-    gpu_check = load_benchmark("gpu_check")
+    gpu_check = load_script("tools/gpu_check.py")
     write_corpus(tmp_path / "data" / "ptb_stream", lines=40)
     # the training: its last epoch and end logged at once, then 3 s of writing its model
     fake = (
@@ -242,7 +242,7 @@ def test_a_training_that_ended_by_itself_is_not_stopped(tmp_path, monkeypatch):
 
 def test_an_epoch_sample_of_a_corpus_of_one_batch(tmp_path):
     """A corpus smaller than the timed steps repeats its batches (it divided by zero)."""
-    epoch_times = load_benchmark("epoch_times")
+    epoch_times = load_script("benchmarks/epoch_times.py")
     write_corpus(tmp_path / "ptb_stream", lines=40)
     config = base_config()
     config["scale"] = "paper"
@@ -254,7 +254,7 @@ def test_an_epoch_sample_of_a_corpus_of_one_batch(tmp_path):
 def test_the_sample_order_reaches_every_group_and_experiment_first():
     config = base_config()
     config["scale"] = "paper"
-    gpu_check = load_benchmark("gpu_check")
+    gpu_check = load_script("tools/gpu_check.py")
     runs = gpu_check.text_runs(config)
     order = gpu_check.sample_order(config, runs)
     assert sorted(order) == sorted(runs)
@@ -285,7 +285,7 @@ def test_cuda_tests_past_their_time_keep_the_finished_rows(tmp_path):
         "def test_slow():\n    time.sleep(120)\n\n\ndef test_never_reached():\n    pass\n"
     )
     started = time.monotonic()
-    rows = load_benchmark("gpu_check").cuda_tests(tmp_path, 8, [tests])
+    rows = load_script("tools/gpu_check.py").cuda_tests(tmp_path, 8, [tests])
     assert time.monotonic() - started < 40
     # the module's dotted name depends on where pytest puts its rootdir: keep its last part
     assert [(row["test"].rpartition(".")[2], row["outcome"]) for row in rows] == [
@@ -303,7 +303,7 @@ def test_a_failed_cuda_test_says_where_and_what_it_printed(tmp_path):
         "def test_fails():\n    print('Kernel.cu:42: block: [0,0,0] Assertion `idx` failed.')\n"
         "    deep()\n"
     )
-    rows = load_benchmark("gpu_check").cuda_tests(tmp_path, 60, [tests])
+    rows = load_script("tools/gpu_check.py").cuda_tests(tmp_path, 60, [tests])
     [row] = rows
     assert row["outcome"] == "failure"
     message = row["message"]
@@ -314,7 +314,7 @@ def test_a_failed_cuda_test_says_where_and_what_it_printed(tmp_path):
 
 
 def test_the_word_track_call_runs_on_a_cpu(tmp_path):
-    """benchmarks/gpu_word_track.py as on the GPU machine: each model trains at the pipeline's
+    """tools/gpu_word_track.py as on the GPU machine: each model trains at the pipeline's
     settings with the pipeline's code digest, a finished paper model is evaluated by the
     pipeline's script and packed with its files, the stream variant trains on the stream and
     comes back as CSV rows only."""
@@ -327,7 +327,7 @@ def test_the_word_track_call_runs_on_a_cpu(tmp_path):
     splits["train"][0] = list(WORDS)
     text.write_dataset(data, splits, text.build_vocab(splits["train"]))
     out, work = tmp_path / "out", tmp_path / "work"
-    command = [sys.executable, str(ROOT / "benchmarks" / "gpu_word_track.py"), "--device", "cpu"]
+    command = [sys.executable, str(ROOT / "tools" / "gpu_word_track.py"), "--device", "cpu"]
     command += ["--data", str(data), "--out", str(out), "--work", str(work), "--max-epochs", "2"]
     command += ["--budget", "150", "--reserve", "30", "--models", "rnn", "lstm_stream"]
     env = device_image_env(tmp_path)

@@ -15,7 +15,7 @@ import pytest
 import test_cuda
 import test_cuda_graphs
 import torch
-from pipeline_utils import load_benchmark
+from pipeline_utils import load_script
 
 from rnnrepro import precision
 
@@ -61,7 +61,7 @@ def test_a_captured_batch_keeps_its_tokens_alive(monkeypatch):
     input tokens must live as long as the graph. The first H200 run (tests.csv,
     ``gpu_check_h200/``) failed the graph tests with an out-of-bounds index after the first
     model: its tokens' memory had been handed on between replays."""
-    bench_cells = load_benchmark("bench_cells")
+    bench_cells = load_script("benchmarks/bench_cells.py")
 
     class Nothing:  # the CUDA calls of ``capture``, without a GPU
         def __init__(self, *args, **kwargs):

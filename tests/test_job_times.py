@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline_utils import load_benchmark
+from pipeline_utils import load_script
 
 LOG = """\
 [Fri Nov 27 13:21:50 2026]
@@ -33,7 +33,7 @@ Finished jobid: 0 (Rule: memory)
 def test_jobs_are_paired_and_an_unfinished_one_runs_to_the_logs_end(tmp_path):
     log = tmp_path / "2026-11-27T132150.000000.snakemake.log"
     log.write_text(LOG)
-    jobs = {row["rule"]: row for row in load_benchmark("job_times").jobs_of_log(log)}
+    jobs = {row["rule"]: row for row in load_script("benchmarks/job_times.py").jobs_of_log(log)}
     assert (jobs["train"]["seconds"], jobs["train"]["finished"]) == (120, True)
     assert jobs["train"]["experiment"] == "memory"
     assert (jobs["ngram_baselines"]["seconds"], jobs["ngram_baselines"]["experiment"]) == (

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from model_checks import assert_matches_naive
-from pipeline_utils import load_benchmark
+from pipeline_utils import load_script
 
 from rnnrepro.budget import parameter_count
 from rnnrepro.models import build_model
@@ -300,7 +300,7 @@ def test_parameter_count_formula_equals_torch_model(name, vocab_size, hparams):
 def test_stability_measures_equal_autograds_step_jacobians(activation, use_e):
     """The benchmark's Lyapunov exponent is the mean log growth of a perturbation under the
     step Jacobians ∂h_t/∂h_{t-1} (autograd here), and its gain is the step's linear map."""
-    stability = load_benchmark("second_order_stability")
+    stability = load_script("studies/tanh_divergence/second_order_stability.py")
     torch.manual_seed(0)
     model = build_model(
         "second_order_rnn",
@@ -338,7 +338,7 @@ def test_stability_measures_equal_autograds_step_jacobians(activation, use_e):
 
 
 def test_b_init_std_scales_only_b_and_keeps_the_draws():
-    """A variant's initialisation (benchmarks/variants): B's rows N(0, std²), every other weight
+    """A variant's initialisation (studies/tanh_variants): B's rows N(0, std²), every other weight
     and the random stream as with the default, so variants differ in B alone."""
     vocab = [chr(97 + i) for i in range(27)]
     torch.manual_seed(3)

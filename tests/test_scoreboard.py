@@ -14,6 +14,7 @@ import pytest
 from pipeline_utils import ROOT, base_config, run_snakemake
 
 from rnnrepro.archive import archive_folders
+from rnnrepro.reporting.accounts import read_accounts
 from rnnrepro.scripts import make_scoreboard
 
 ARCHIVES = ROOT / "benchmarks" / "results"
@@ -123,7 +124,7 @@ def make_board(metrics: list[Path]) -> pd.DataFrame:
     reference = sb.reference_rows(load_paper_numbers(), sb.compare_outputs())
     tolerances = base_config()["reporting"]["tolerances"]
     own = sb.Evidence(sb.OWN, sb.collect_metrics(metrics))
-    accounts = sb.read_accounts(ROOT / "benchmarks" / "notes")
+    accounts = read_accounts(ROOT / "studies", ARCHIVES)
     return sb.build_scoreboard(reference, own, "smoke", archives, tolerances, accounts)
 
 

@@ -9,6 +9,7 @@ mode), so results in a group-shared directory stay readable by colleagues.
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import uuid
 from collections.abc import Iterator
@@ -100,3 +101,15 @@ def set_aside(path: str | os.PathLike) -> Path:
     aside = path.with_name(f"{path.name}.unreadable-{stamp}")
     os.replace(path, aside)
     return aside
+
+
+def write_rows(path: str | Path, rows: list[dict], append: bool = False) -> None:
+    """``rows`` (dicts with the same keys, in the first row's order) as a CSV file; with
+    ``append``, added after the rows of an existing file (whose header they must share)."""
+    path = Path(path)
+    new = not (append and path.exists())
+    with path.open("w" if new else "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)

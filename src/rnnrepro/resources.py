@@ -6,7 +6,7 @@
   elsewhere ``margin`` × ``max_epochs`` × the run's epoch time on the device it asks for, from
   the measured tables of that device (``rnnrepro.cost``: ``epoch_times.csv`` for text runs, the
   Dyck token model over ``cells.csv``), clamped to [``min``, ``max``]; ``unmeasured`` where no
-  measurement covers the run (on a GPU: a model ``benchmarks/gpu_check.py`` could not sample;
+  measurement covers the run (on a GPU: a model ``tools/gpu_check.py`` could not sample;
   its tables are in ``benchmarks/results/gpu/``). Translation runs are priced by their counted
   FLOPs (``rnnrepro.cost.translation``): on a GPU at the assumed rate until one is measured.
 

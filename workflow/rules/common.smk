@@ -18,6 +18,7 @@ from rnnrepro import makers, papers  # noqa: E402
 from rnnrepro.data import names, sources  # noqa: E402
 from rnnrepro.makers import quoted  # noqa: E402
 from rnnrepro.provenance import code_digest, model_module  # noqa: E402
+from rnnrepro.reporting.accounts import account_notes  # noqa: E402
 from rnnrepro.resources import run_resources  # noqa: E402
 
 # The compiled recurrences: a build cache of this Python environment's own, which the jobs

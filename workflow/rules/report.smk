@@ -99,14 +99,14 @@ rule scoreboard:
     params:
         scale=config["scale"],
         archives=repository_path(config["reporting"]["archives"]),
-        notes=repository_path(config["reporting"]["notes"]),
+        studies=repository_path(config["reporting"]["studies"]),
         measurements=repository_path("benchmarks/results"),
         tolerances=json.dumps(config["reporting"]["tolerances"]),
         code=script_code("make_scoreboard"),
     shell:
         "python -m rnnrepro.scripts.make_scoreboard --scale {params.scale}"
         " --metrics {input.metrics:q} --floors {input.floors:q} --archives {params.archives:q}"
-        " --notes {params.notes:q}"
+        " --studies {params.studies:q}"
         " --config {input.config:q} --measurements {params.measurements:q}"
         " --tolerances {params.tolerances:q}"
         " --out-csv {output.csv:q} --out-md {output.md:q} --out-figure {output.figure:q}"

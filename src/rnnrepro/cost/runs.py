@@ -304,7 +304,7 @@ def never_stops_early(training: dict) -> bool:
     """Whether a procedure is expected to run ``max_epochs``: no patience, loss target or
     fine-tuning stops short of it, or it stops only on rises of the validation loss in a row
     (``stop_on: increase``), which no run has done before its budget
-    (benchmarks/notes/dyck_readings.md)."""
+    (studies/dyck_readings/README.md)."""
     return (
         training["early_stopping_patience"] >= training["max_epochs"]
         or training.get("stop_on") == "increase"

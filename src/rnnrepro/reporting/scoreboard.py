@@ -13,17 +13,16 @@ paper and dataset (and model): the measured accounts of it.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from rnnrepro import makers, papers
 from rnnrepro.archive import PAPER_SETTINGS, current_runs, finished_runs, read_manifest
 from rnnrepro.papers import Output
+from rnnrepro.reporting.accounts import account_of
 from rnnrepro.reporting.baselines import with_nats_readings
 from rnnrepro.reporting.metrics import METRIC_KIND, SETTING_KINDS, collect_metrics
 from rnnrepro.reporting.orderings import check_orderings, relative_spreads
@@ -70,24 +69,6 @@ def read_archive(folder: Path, config: dict | None = None) -> Evidence:
         keys = zip(*(runs[c] for c in identity), strict=True)
         runs = runs.assign(current=[key in current for key in keys])
     return Evidence(folder.name, runs, floors)
-
-
-def read_accounts(notes: Path) -> dict[tuple[str, ...], list[str]]:
-    """(paper, dataset[, model]) -> the notes (paths) whose front matter ``explains`` it."""
-    accounts: dict[tuple[str, ...], list[str]] = {}
-    for note in sorted(notes.glob("*.md")) if notes.is_dir() else []:
-        match = re.match(r"---\n(.*?)\n---\n", note.read_text(encoding="utf-8"), re.S)
-        front = yaml.safe_load(match.group(1)) if match else None
-        for key in (front or {}).get("explains", []):
-            accounts.setdefault(tuple(key.split("/")), []).append(str(note))
-    return accounts
-
-
-def account_of(accounts: Mapping[tuple[str, ...], list[str]], ref: pd.Series) -> list[str]:
-    """The notes that account for row ``ref``: its (paper, dataset) and (paper, dataset,
-    model)."""
-    keys = [(ref["paper"], ref["dataset"], *m) for m in ((), (ref["model"],))]
-    return list(dict.fromkeys(note for key in keys for note in accounts.get(key, [])))
 
 
 def compare_outputs() -> list[Output]:

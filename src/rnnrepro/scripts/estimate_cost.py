@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.throughput.is_file():
             print(
                 f"estimate_cost: no GPU measurement ({args.throughput} is missing): run "
-                "benchmarks/gpu_check.py on a GPU and copy its cells.csv and epoch_times.csv "
+                "tools/gpu_check.py on a GPU and copy its cells.csv and epoch_times.csv "
                 f"to {gpu}/ (benchmarks/notes/gpu_check.md)",
                 file=sys.stderr,
             )

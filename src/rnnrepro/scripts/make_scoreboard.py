@@ -3,7 +3,7 @@ the claims at the papers' settings, and a figure (``rnnrepro.reporting.scoreboar
 
     python -m rnnrepro.scripts.make_scoreboard --scale smoke \\
         --metrics results/runs/*/*/*/seed*/metrics.json \\
-        --archives benchmarks/results --notes benchmarks/notes \\
+        --archives benchmarks/results --studies studies \\
         --out-csv results/scoreboard.csv --out-md results/scoreboard.md \\
         --out-figure results/figures/scoreboard.png
 
@@ -29,6 +29,7 @@ from rnnrepro import papers
 from rnnrepro.archive import PAPER_SETTINGS, archive_folders, current_runs
 from rnnrepro.cost import PaperCost, estimate, paper_costs
 from rnnrepro.fileio import write_csv_atomic, write_text_atomic
+from rnnrepro.reporting.accounts import read_accounts
 from rnnrepro.reporting.figures.scoreboard import scoreboard_figure
 from rnnrepro.reporting.markdown import markdown_lines
 from rnnrepro.reporting.metrics import collect_metrics, read_tolerances
@@ -39,7 +40,6 @@ from rnnrepro.reporting.scoreboard import (
     build_scoreboard,
     check_claims,
     compare_outputs,
-    read_accounts,
     read_archive,
     reference_rows,
     summary,
@@ -61,11 +61,11 @@ SUMMARY_CHECKED = ["match", "differ, explained", "differ, unexplained", "info on
 SUMMARY_CLAIMS = ["claims hold", "claims fail", "claims within noise", "claims not yet checked"]
 SUMMARY_LEGEND = (
     "Results: the numbers a run measures, compared at the papers' settings "
-    f"({' or '.join(PAPER_SETTINGS)}): match / differ with a measured account (a note under "
-    "`benchmarks/notes/`) / differ unexplained / information only; not yet run there, with the "
-    "hours of their runs. Settings checked: parameter counts, set to the papers' by construction. "
-    "Orderings: those the papers state, on the means; a margin inside the seeds' noise is within "
-    "noise. How each is counted: docs/results.md."
+    f"({' or '.join(PAPER_SETTINGS)}): match / differ with a measured account (the note of a "
+    "study under `studies/` or an archive's README) / differ unexplained / information only; "
+    "not yet run there, with the hours of their runs. Settings checked: parameter counts, set to "
+    "the papers' by construction. Orderings: those the papers state, on the means; a margin "
+    "inside the seeds' noise is within noise. How each is counted: docs/results.md."
 )
 
 
@@ -121,9 +121,11 @@ def cost_lines(costs: list[PaperCost]) -> list[str]:
 
 
 def link(path: str, base: Path) -> str:
-    """A Markdown link to ``path`` relative to the folder ``base`` (where the file goes)."""
+    """A Markdown link to ``path`` relative to the folder ``base`` (where the file goes), named
+    by its folder where it is a folder's README."""
     target = Path(path).resolve()
-    return f"[{target.stem}]({os.path.relpath(target, base.resolve())})"
+    name = target.parent.name if target.name == "README.md" else target.stem
+    return f"[{name}]({os.path.relpath(target, base.resolve())})"
 
 
 def summary_lines(table: pd.DataFrame, board: pd.DataFrame, base: Path) -> list[str]:
@@ -276,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     results = REPO / "benchmarks" / "results"
     for option, default, text in (
         ("--archives", results, "folder of the archives (each a folder with a manifest.csv)"),
-        ("--notes", REPO / "benchmarks" / "notes", "the measured accounts (front matter)"),
+        ("--studies", REPO / "studies", "the studies (each note's front matter: what it explains)"),
         ("--config", REPO / "config.yaml", "its paper scale prices the runs still to do"),
         ("--measurements", results, "the cost model's measured tables (gpu/, else the CPU's)"),
     ):
@@ -303,7 +305,12 @@ def main(argv: list[str] | None = None) -> int:
     outputs = compare_outputs()
     reference = reference_rows(load_paper_numbers(), outputs)
     board = build_scoreboard(
-        reference, own, args.scale, archives, args.tolerances, read_accounts(args.notes)
+        reference,
+        own,
+        args.scale,
+        archives,
+        args.tolerances,
+        read_accounts(args.studies, args.archives),
     )
     claims = check_claims(board, outputs)
     folders = archive_folders(args.archives)

@@ -84,7 +84,7 @@ def repository_path(path):
 
 def scoreboard_inputs(wildcards):
     """Every table and figure the config makes (the scoreboard links them), the metrics of the
-    runs its comparison tables read, the archives' manifests, the notes it links and the config
+    runs its comparison tables read, the archives' manifests, the notes it links (a study's, an archive's README) and the config
     file (its cost model prices the runs still to do)."""
     targets = makers.targets(config)
     metrics, floors = [], []
@@ -93,12 +93,12 @@ def scoreboard_inputs(wildcards):
             metrics += output_files(output).get("metrics", [])
             floors += output_files(output).get("floors", [])
     archives = Path(repository_path(config["reporting"]["archives"]))
-    notes = Path(repository_path(config["reporting"]["notes"]))
+    studies = Path(repository_path(config["reporting"]["studies"]))
     return {
         "outputs": targets,
         "metrics": list(dict.fromkeys(metrics)),
         "floors": list(dict.fromkeys(floors)),
         "archives": sorted(map(str, archives.glob("*/manifest.csv"))),
-        "notes": sorted(map(str, notes.glob("*.md"))),
+        "notes": list(map(str, account_notes(studies, archives))),
         "config": str(CONFIG_FILE),
     }
