@@ -1,7 +1,10 @@
-"""The documentation's links and the benchmark notes' index: every relative Markdown link of the
-README, docs/ and benchmarks/ (README and notes) reaches an existing file and, for a Markdown
-target, an existing heading; benchmarks/README.md lists every note and script and stays an
-index; each note's ``explains`` front matter names rows of the paper numbers. Text only."""
+"""The documentation's links and the indexes of its rooms: every relative Markdown link of the
+README, docs/, benchmarks/ (README and notes), studies/ (index and each study's note), tools/
+and the archives' notes reaches an existing file and, for a Markdown target, an existing
+heading; benchmarks/README.md lists every note and script, studies/README.md every study,
+tools/README.md every tool, each index staying short; each study is a unit (its note names its
+command, and that command its scripts); each note's ``explains`` front matter names rows of the
+paper numbers. Text only."""
 
 from __future__ import annotations
 
@@ -15,10 +18,14 @@ import pytest
 import yaml
 
 from rnnrepro.data.names import family
+from rnnrepro.reporting.accounts import account_notes
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 NOTES = BENCHMARKS / "notes"
+STUDIES = ROOT / "studies"
+TOOLS = ROOT / "tools"
+ARCHIVES = BENCHMARKS / "results"
 PAPER_NUMBERS = ROOT / "src" / "rnnrepro" / "reporting" / "paper_numbers.csv"
 INDEX_MAX_LINES = 220
 
@@ -31,9 +38,9 @@ LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 
 def documents() -> list[Path]:
     """The Markdown files whose links are checked."""
-    docs = [ROOT / "README.md", BENCHMARKS / "README.md"]
+    docs = [ROOT / "README.md", *(room / "README.md" for room in (BENCHMARKS, STUDIES, TOOLS))]
     docs += sorted((ROOT / "docs").glob("*.md")) + sorted(NOTES.glob("*.md"))
-    return docs
+    return docs + account_notes(STUDIES, ARCHIVES)
 
 
 def split_front_matter(text: str) -> tuple[dict, str]:
@@ -143,12 +150,57 @@ def test_the_benchmarks_readme_is_an_index_of_every_note() -> None:
     assert sorted(notes - listed) == [], "in notes/, not listed in benchmarks/README.md"
 
 
-def test_the_benchmarks_readme_lists_every_script() -> None:
-    text = (BENCHMARKS / "README.md").read_text(encoding="utf-8")
-    scripts = [p.name for p in BENCHMARKS.iterdir() if p.suffix in (".py", ".sh")]
-    folders = [p for p in BENCHMARKS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))]
-    scripts += [f"{p.name}/" for p in folders if p.name not in ("notes", "results")]
-    assert sorted(s for s in scripts if f"`{s}`" not in text) == []
+def scripts_of(folder: Path) -> list[str]:
+    """The scripts of ``folder`` (not its subfolders)."""
+    return sorted(p.name for p in folder.iterdir() if p.suffix in (".py", ".sh"))
+
+
+@pytest.mark.parametrize("room", [BENCHMARKS, STUDIES, TOOLS], ids=lambda p: p.name)
+def test_each_room_lists_every_script_of_its_own(room: Path) -> None:
+    text = (room / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= INDEX_MAX_LINES
+    assert [s for s in scripts_of(room) if f"`{s}`" not in text] == []
+    folders = [p for p in room.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))]
+    assert room != BENCHMARKS or sorted(p.name for p in folders) == ["notes", "results"]
+    assert room != TOOLS or folders == []
+
+
+def studies() -> list[Path]:
+    return sorted(p for p in STUDIES.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def test_the_studies_readme_links_every_study_once() -> None:
+    targets = [t.partition("#")[0] for t in links(STUDIES / "README.md")]
+    listed = Counter(Path(t).parent.name for t in targets if t.endswith("/README.md"))
+    listed = Counter({name: n for name, n in listed.items() if (STUDIES / name).is_dir()})
+    assert sorted(listed) == [p.name for p in studies()]
+    assert [name for name, n in listed.items() if n > 1] == []
+
+
+def command_blocks(note: Path) -> str:
+    """The fenced code of a note's **Command.** paragraph (up to its next bold paragraph)."""
+    _, text = split_front_matter(note.read_text(encoding="utf-8"))
+    start = text.find("**Command")
+    assert start >= 0, f"{note.relative_to(ROOT)}: no **Command.** paragraph"
+    end = text.find("\n**", start + 2)
+    part = text[start : end if end > 0 else len(text)]
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", part, re.M | re.S)
+    assert blocks, f"{note.relative_to(ROOT)}: its **Command.** gives no command block"
+    return "\n".join(blocks)
+
+
+@pytest.mark.parametrize("study", studies(), ids=lambda p: p.name)
+def test_a_study_is_a_unit_its_note_reruns(study: Path) -> None:
+    """A study's folder holds its note; the note's command names each of the folder's scripts
+    by its path from the repository root, and every study path it names exists."""
+    note = study / "README.md"
+    assert note.is_file(), f"{study.name}: no README.md (its note)"
+    command = command_blocks(note)
+    named = set(re.findall(r"studies/[\w./-]+", command))
+    assert sorted(n for n in named if "<" not in n and not (ROOT / n).exists()) == []
+    text = note.read_text(encoding="utf-8")
+    rel = f"studies/{study.name}/"
+    assert [s for s in scripts_of(study) if f"{rel}{s}" not in text] == []
 
 
 def paper_rows() -> set[tuple[str, str, str]]:
@@ -173,19 +225,19 @@ def dataset_matches(named: str, row_dataset: str) -> bool:
 def test_every_explains_entry_names_rows_of_the_paper_numbers() -> None:
     rows = paper_rows()
     bad = []
-    for note in sorted(NOTES.glob("*.md")):
+    for note in [*sorted(NOTES.glob("*.md")), *account_notes(STUDIES, ARCHIVES)]:
         meta, _ = split_front_matter(note.read_text(encoding="utf-8"))
         entries = meta.get("explains", [])
         assert isinstance(entries, list), f"{note.name}: explains is not a list"
         for entry in entries:
             parts = str(entry).split("/")
             if len(parts) not in (2, 3):
-                bad.append(f"{note.name}: {entry!r} is not paper/dataset[/model]")
+                bad.append(f"{note.relative_to(ROOT)}: {entry!r} is not paper/dataset[/model]")
                 continue
             paper, dataset, model = parts[0], parts[1], parts[2] if len(parts) == 3 else None
             if not any(
                 p == paper and dataset_matches(dataset, d) and model in (None, m)
                 for p, d, m in rows
             ):
-                bad.append(f"{note.name}: no row of paper_numbers.csv for {entry!r}")
+                bad.append(f"{note.relative_to(ROOT)}: no row of paper_numbers.csv for {entry!r}")
     assert bad == []

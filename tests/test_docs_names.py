@@ -1,7 +1,8 @@
 """The names the documentation writes in backticks exist: repository paths (``src/...``,
 ``benchmarks/...``, ...), modules and their attributes (``rnnrepro.x.y``) and config keys
-(``reporting.tolerances``). Scans README.md, docs/*.md and benchmarks/README.md; the notes under
-benchmarks/notes/ are dated records and keep the names of their day. Text and imports only."""
+(``reporting.tolerances``). Scans README.md, docs/*.md and the indexes of benchmarks/, studies/ and
+tools/; the notes (benchmarks/notes/, each study's, each archive's) are dated records and keep the
+names of their day. Text and imports only."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ PATH_PREFIXES = (
     "src/",
     "docs/",
     "benchmarks/",
+    "studies/",
+    "tools/",
     "workflow/",
     "profiles/",
     "envs/",
@@ -31,12 +34,13 @@ DOTTED = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)+")
 # a file name, not a key: `training.csv` names a file even though `training` is a section
 FILE_SUFFIX = re.compile(r"\.(?:csv|md|json|py|txt|tsv|pt|yaml|yml|log|png|pdf|svg|gz|tar|tgz|sh)$")
 NOT_A_NAME = ("<", "*", "{", "$")
+ROOMS = ("benchmarks", "studies", "tools")
 
 
 def documents() -> list[Path]:
     """The Markdown files whose names are checked."""
     docs = sorted((ROOT / "docs").glob("*.md"))
-    return [ROOT / "README.md", *docs, ROOT / "benchmarks" / "README.md"]
+    return [ROOT / "README.md", *docs, *(ROOT / room / "README.md" for room in ROOMS)]
 
 
 def code_spans(text: str) -> list[tuple[int, str]]:

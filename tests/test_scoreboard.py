@@ -39,7 +39,7 @@ def make(tmp_path: Path, archives: Path, metrics: list[Path], scale: str = "smok
     """Run the script into ``tmp_path/results``; the CSV as a frame."""
     out = tmp_path / "results"
     code = make_scoreboard.main([
-        "--scale", scale, "--archives", str(archives), "--notes", str(tmp_path / "notes"),
+        "--scale", scale, "--archives", str(archives), "--studies", str(tmp_path / "studies"),
         "--metrics", *map(str, metrics), "--out-csv", str(out / "scoreboard.csv"),
         "--out-md", str(out / "scoreboard.md"), "--out-figure", str(out / "scoreboard.png"),
     ])  # fmt: skip
@@ -67,9 +67,12 @@ def test_an_added_archive_adds_its_rows_and_beats_reduced_runs(tmp_path, monkeyp
     manifest = ("experiment,dataset,model,seed,scale,settings,commit,host\n"
                 "memory,ptb_stream,lstm_650,1,paper,{},abc1234,h200\n")  # fmt: skip
     (archives / "memory_ptb" / "manifest.csv").write_text(manifest)
-    (tmp_path / "notes").mkdir()
-    note = tmp_path / "notes" / "memory_recipe.md"
+    note = tmp_path / "studies" / "memory_recipe" / "README.md"  # a study's note
+    note.parent.mkdir(parents=True)
     note.write_text("---\nexplains: [memory/ptb_stream]\n---\n# Why\n")
+    (tmp_path / "studies" / "memory_l2.md").write_text(note.read_text())  # not a study: no folder
+    track = archives / "memory_ptb" / "README.md"  # an archive's README: its track's note
+    track.write_text(note.read_text())
     out = make(tmp_path, archives, [own])
     rows = memory_rows(pd.read_csv(out / "scoreboard.csv").fillna(""))
     test = rows.loc["test_ppl"]
@@ -79,11 +82,12 @@ def test_an_added_archive_adds_its_rows_and_beats_reduced_runs(tmp_path, monkeyp
         "differs",
     )  # fmt: skip  (its manifest's settings are not the shipped config's)
     assert test["mean"] == pytest.approx(68.5) and test["devices"] == "cuda (h200)"
-    assert test["account"] == str(note)  # 68.5 vs 67.2: outside 1 %, and a note explains it
+    assert test["account"] == f"{note} {track}"  # 68.5 vs 67.2: outside 1 %; notes explain it
     assert rows.loc["val_ppl", "verdict"] == "match"  # 69.0 vs 69.2
     assert rows.loc["val_ppl", "account"] == ""  # a match needs no account
     markdown = (out / "scoreboard.md").read_text()
-    assert "[memory_recipe](../notes/memory_recipe.md)" in markdown
+    assert "[memory_recipe](../studies/memory_recipe/README.md)" in markdown
+    assert "memory_l2" not in markdown
     summary = markdown.split("## Per paper")[1].split("\n\n")[2]  # the claims, then the table
     memory = next(line for line in summary.splitlines() if line.startswith("| memory |"))
     said = markdown.split("## Per paper")[1].split("\n\n")[1]
@@ -152,14 +156,14 @@ def test_a_stale_readme_summary_is_named(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_the_scoreboard_is_planned_with_the_configured_archives(tmp_path):
-    """`snakemake scoreboard` plans the scoreboard on the archives and notes config.yaml names
-    (``reporting``), relative to the repository."""
+    """`snakemake scoreboard` plans the scoreboard on the archives and studies config.yaml
+    names (``reporting``), relative to the repository."""
     config = base_config() | {"scale": "smoke"}
     config["reporting"] |= {"archives": str(tmp_path / "archives")}
     proc = run_snakemake(tmp_path, config, "scoreboard", "-n", "-p")
     command = proc.stdout[proc.stdout.index("make_scoreboard") :].split("\n")[0]
     assert f"--archives {tmp_path / 'archives'}" in command
-    assert f"--notes {ROOT / 'benchmarks' / 'notes'}" in command
+    assert f"--studies {ROOT / 'studies'}" in command
 
 
 def test_a_claim_is_as_strong_as_its_weakest_check():
