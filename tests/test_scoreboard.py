@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from pipeline_utils import ROOT, base_config, run_snakemake
 
 from rnnrepro.archive import archive_folders
@@ -238,3 +239,24 @@ def test_an_ordering_across_recipes_is_not_judged():
     assert mixes_recipes(ordering, table)
     same = table.assign(evidence="archive new")
     assert not mixes_recipes(ordering, same)
+
+
+def test_a_clone_makes_the_scoreboard_from_the_configured_archives_alone(tmp_path, monkeypatch):
+    """With no option but the config, the scoreboard is the archives' that config.yaml's
+    ``reporting`` names (a lab's published folder), written under results/ of the current
+    directory: no run, no training."""
+    monkeypatch.chdir(tmp_path)
+    published = tmp_path / "published"
+    shutil.copytree(ARCHIVES / "multi_matrix_word", published / "our_lab",
+                    ignore=shutil.ignore_patterns("*.pt"))  # fmt: skip
+    config = base_config()
+    config["reporting"] |= {"archives": str(published)}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    assert make_scoreboard.main(["--config", str(tmp_path / "config.yaml")]) == 0
+    board = pd.read_csv(tmp_path / "results/scoreboard.csv").fillna("")
+    assert set(board.loc[board["runs"] > 0, "evidence"]) == {"archive our_lab"}
+    assert set(board.loc[board["runs"] > 0, "dataset"]) == {"ptb_word"}
+    word = board[(board["paper"] == "multi_matrix") & (board["dataset"] == "ptb_word")]
+    assert word["account"].str.contains("studies/ce_readings/README.md").any()
+    assert (tmp_path / "results/scoreboard.md").stat().st_size > 0
+    assert (tmp_path / "results/figures/scoreboard.png").read_bytes()[:4] == b"\x89PNG"

@@ -7,8 +7,12 @@ the claims at the papers' settings, and a figure (``rnnrepro.reporting.scoreboar
         --out-csv results/scoreboard.csv --out-md results/scoreboard.md \\
         --out-figure results/figures/scoreboard.png
 
-With ``--readme README.md`` (and no runs) it rewrites the README's summary block from the
-archives alone; ``--check-readme`` exits 1, naming the difference, when that block is stale.
+Without ``--metrics`` it reads the archives alone: in a fresh clone,
+``python -m rnnrepro.scripts.make_scoreboard`` writes ``results/scoreboard.md`` (and its CSV and
+figure) from the archived runs in seconds, with no run trained (``snakemake scoreboard`` also
+makes every table and figure, training the runs the directory lacks). With ``--readme README.md``
+it rewrites the README's summary block from the archives; ``--check-readme`` exits 1, naming the
+difference, when that block is stale.
 """
 
 from __future__ import annotations
@@ -275,28 +279,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics", nargs="*", default=[], help="this directory's metrics.json")
     parser.add_argument("--floors", nargs="*", default=[], help="its Dyck splits' floor.json")
     parser.add_argument("--scale", default="paper", help="the scale of those runs")
-    results = REPO / "benchmarks" / "results"
-    for option, default, text in (
-        ("--archives", results, "folder of the archives (each a folder with a manifest.csv)"),
-        ("--studies", REPO / "studies", "the studies (each note's front matter: what it explains)"),
-        ("--config", REPO / "config.yaml", "its paper scale prices the runs still to do"),
-        ("--measurements", results, "the cost model's measured tables (gpu/, else the CPU's)"),
-    ):
-        parser.add_argument(option, type=Path, default=default, help=text)
+    room = "(default: the config's reporting.{}, relative to the repository)"
+    parser.add_argument("--archives", type=Path, help="folder of the archives, each a folder "
+                        "with a manifest.csv " + room.format("archives"))  # fmt: skip
+    parser.add_argument("--studies", type=Path, help="folder of the studies, each note's front "
+                        "matter saying what it explains " + room.format("studies"))  # fmt: skip
+    parser.add_argument("--config", type=Path, default=REPO / "config.yaml",
+                        help="its paper scale prices the runs still to do")  # fmt: skip
+    parser.add_argument("--measurements", type=Path, default=REPO / "benchmarks" / "results",
+                        help="the cost model's measured tables (gpu/, else the CPU's)")  # fmt: skip
     parser.add_argument(
         "--tolerances",
         type=read_tolerances,
         help="JSON: metric kind -> tolerance (default: the config's)",
     )
-    parser.add_argument("--out-csv")
-    parser.add_argument("--out-md")
-    parser.add_argument("--out-figure")
+    parser.add_argument("--out-csv", default="results/scoreboard.csv")
+    parser.add_argument("--out-md", default="results/scoreboard.md")
+    parser.add_argument("--out-figure", default="results/figures/scoreboard.png")
     parser.add_argument("--readme", type=Path, help="rewrite this README's summary block")
     parser.add_argument("--cost-doc", type=Path, help="with --readme: its cost table too")
     parser.add_argument("--check-readme", action="store_true", help="with --readme: only check")
     args = parser.parse_args(argv)  # fmt: skip
 
     config = yaml.safe_load(args.config.read_text())
+    for room in ("archives", "studies"):  # relative to the repository unless absolute
+        setattr(args, room, getattr(args, room) or REPO / config["reporting"][room])
     args.tolerances = args.tolerances or read_tolerances(
         json.dumps(config["reporting"]["tolerances"])
     )
