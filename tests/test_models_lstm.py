@@ -212,6 +212,36 @@ def test_hard_mode_is_one_hot_argmax_without_attention_gradient():
     assert model.body.weight_hh.grad.abs().sum() > 0
 
 
+@pytest.mark.parametrize("epoch", [829, 900, 1000])
+def test_a_temperature_past_the_float_range_gives_the_hard_attention_not_nan(epoch):
+    """τ = 0.9**epoch overflows scores / τ near epoch 830 (float32) and the softmax is NaN; the
+    weights are then the hard attention, its limit, and a training step stays finite."""
+    model = make("attention_lstm", cells=3).float()  # as the pipeline trains
+    tokens = torch.randint(0, len(DYCK), (10, 2), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        model.body.attention.weight.mul_(100)  # scores of tens: past float32 from about τ 1e-37
+    scores = model.body.attention(model.encoder(tokens))
+    model.set_epoch(epoch)
+    assert not torch.isfinite(torch.softmax(scores / model.temperature, -1)).all()
+    alpha = model.attention_weights(tokens)
+    torch.testing.assert_close(alpha, F.one_hot(scores.argmax(-1), 3).to(alpha.dtype))
+    logits, _ = model(tokens)
+    logits.sum().backward()
+    assert torch.isfinite(logits).all() and torch.isfinite(model.body.weight_hh.grad).all()
+
+
+def test_a_finite_softmax_is_kept_bit_for_bit_at_any_temperature():
+    """Where the softmax at τ is finite, even far below 1e-30, the weights are exactly it."""
+    model = make("attention_lstm", cells=3).float()
+    tokens = torch.randint(0, len(DYCK), (10, 2), generator=torch.Generator().manual_seed(0))
+    scores = model.body.attention(model.encoder(tokens))
+    for epoch in (0, 7, 200, 655, 800):
+        model.set_epoch(epoch)
+        soft = torch.softmax(scores / model.temperature, -1)
+        assert torch.isfinite(soft).all()
+        assert torch.equal(model.attention_weights(tokens), soft)
+
+
 def test_assignment_map_on_dyck_vocabulary():
     assert bracket_cell_map(DYCK, 2).tolist() == [0, 0, 0, 0, 0, 1, 1]
     assert bracket_cell_map(DYCK, 1).tolist() == [0] * 7

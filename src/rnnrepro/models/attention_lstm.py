@@ -210,6 +210,11 @@ class MixedLSTM(nn.Module):
         return self.cells * (4 * h * (e + h) + 4 * h)
 
 
+# below this τ the softmax of the attention is checked for overflow (checked only there: the
+# check waits for the device); from about 1e-9 on it is one-hot to float32's precision already
+TINY_TEMPERATURE = 1e-30
+
+
 class AttentionMixedLSTM(MixedLSTM):
     """α_t = softmax(V_att x_t / τ); ``hard``: α_t = onehot(argmax V_att x_t)."""
 
@@ -229,7 +234,13 @@ class AttentionMixedLSTM(MixedLSTM):
         scores = self.attention(x)  # [T, B, S]
         if self.hard:
             return F.one_hot(scores.argmax(-1), self.cells).to(scores.dtype)
-        return torch.softmax(scores / self.temperature, dim=-1)
+        weights = torch.softmax(scores / self.temperature, dim=-1)
+        if self.temperature < TINY_TEMPERATURE and not torch.isfinite(weights).all():
+            # τ = 0.9**epoch leaves the float range near epoch 830 (float32): scores / τ
+            # overflows and the softmax is NaN. Its limit there is the hard attention, which
+            # the softmax already equals wherever it is finite (docs/methods.md §4.2)
+            return F.one_hot(scores.argmax(-1), self.cells).to(scores.dtype)
+        return weights
 
     def recurrent_parameters(self) -> int:
         """S cells × (4h(e+h) + 4h) plus the attention matrix V_att (S·e)."""
