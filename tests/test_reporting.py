@@ -1025,6 +1025,7 @@ def test_the_fig3_claim_is_judged_per_m_from_the_histories(tmp_path):
     assert row["dataset"] == "dyck_m4" and row["metric"] == "WCPA"
     assert (row["faster"], row["steadier"], row["fewer epochs"]) == ("does not hold", "holds",
                                                                      "holds")  # fmt: skip
+    assert row["claim"] == "fails"
     lstm = per_run[per_run.model == "lstm"].iloc[0]
     assert lstm["epochs_to_wcpa"] == 2 and lstm["drops"] == 3 and lstm["epochs"] == 7
     out = tmp_path / "claim.md"
@@ -1034,6 +1035,35 @@ def test_the_fig3_claim_is_judged_per_m_from_the_histories(tmp_path):
     text = out.read_text()
     assert "| dyck_m4 | WCPA | 2 / 2 |" in text and "> the paper's words" in text
     assert "when attention_lstm's mean over seeds is lower than lstm's" in text
+
+
+def test_a_fig3_claim_part_inside_the_seeds_noise_or_blind_is_not_decided(tmp_path):
+    """Margins inside the seeds' noise are ``within noise``; a part that cannot tell the models
+    apart (no run reaches 0.9, every run trained the same epochs) is not testable."""
+    from rnnrepro.reporting.wcpa_claim import claim_table, claim_verdict
+
+    curves = {  # seed -> curve; neither model ever reaches 0.9, all train 4 epochs
+        "attention_lstm": {1: [0.1, 0.5, 0.6, 0.6], 2: [0.1, 0.3, 0.3, 0.8]},
+        "lstm": {1: [0.1, 0.6, 0.5, 0.6], 2: [0.1, 0.2, 0.4, 0.8]},
+    }
+    paths = []
+    for model, seeds in curves.items():
+        for seed, curve in seeds.items():
+            path = run_dir(tmp_path, model, seed) / "history.csv"
+            history = pd.DataFrame({"epoch": range(1, 5), "val_wcpa": curve})
+            history.assign(experiment="second_order_lstm", dataset="dyck_m4", model=model,
+                           seed=seed).to_csv(path, index=False)  # fmt: skip
+            paths.append(path)
+    _, verdicts = claim_table(paths, "lstm", "attention_lstm")
+    (row,) = verdicts.to_dict("records")
+    assert row["faster"] == "not testable (2 run(s) of each never reach 0.9)"
+    assert row["steadier"] == "within noise"
+    assert row["fewer epochs"] == "not testable (every run trained 4 epochs)"
+    assert row["claim"] == "within noise"
+    parts = {"faster": "holds", "steadier": "holds", "fewer epochs": "not testable (...)"}
+    assert claim_verdict(parts) == "holds where testable"
+    assert claim_verdict({**parts, "fewer epochs": "holds"}) == "holds"
+    assert claim_verdict({**parts, "faster": "does not hold"}) == "fails"
 
 
 def write_history(root: Path, model: str, seed: int, train_losses: list, lrs: list) -> Path:

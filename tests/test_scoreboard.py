@@ -189,6 +189,66 @@ def test_a_claim_is_as_strong_as_its_weakest_check():
     own = Claim("learns faster", "test", checked_in="paper_fig3_claim")
     assert make_scoreboard.claim_status(own, pd.DataFrame()).startswith("tested by its own")
 
+    def own_status(*verdicts: str) -> str:
+        rows = pd.DataFrame({"output": "paper_fig3_claim", "verdict": list(verdicts)})
+        return make_scoreboard.claim_status(own, rows)
+
+    assert own_status("holds", "holds") == "holds"
+    assert own_status("holds", "holds where testable") == "holds where testable"
+    assert own_status("holds where testable", "fails") == "fails"
+    assert own_status("holds", "missing") == "not yet tested (1 of its checks run)"
+
+
+def write_wcpa_history(folder: Path, dataset: str, model: str, seed: int,
+                       curve: list[float]) -> Path:  # fmt: skip
+    """A Dyck run's metrics.json path whose history.csv holds ``curve`` as its validation
+    (robust) WCPA, one value an epoch."""
+    run = folder / "second_order_lstm" / dataset / model / f"seed{seed}"
+    run.mkdir(parents=True)
+    pd.DataFrame({"experiment": "second_order_lstm", "dataset": dataset, "model": model,
+                  "seed": seed, "epoch": range(1, len(curve) + 1), "val_wcpa": curve,
+                  "val_robust_wcpa": curve}).to_csv(run / "history.csv", index=False)  # fmt: skip
+    return run / "metrics.json"
+
+
+def test_the_fig3_claim_is_checked_on_archived_histories_per_m(tmp_path):
+    """second_order_lstm's Fig. 3 claim, which an output of its own checks, is checked on the
+    histories beside the archived runs: per m, on runs of one recipe, else ``mixed recipes``;
+    an m without runs of both models is ``missing``; a part that cannot tell the models apart
+    (every run trained the same epochs) leaves the claim holding where testable."""
+    from rnnrepro.reporting.scoreboard import check_output_claims
+
+    steady, oscillating = [0.2, 0.6, 0.95, 0.97, 0.98, 0.98], [0.1, 0.5, 0.3, 0.92, 0.2, 0.96]
+    rows = []
+    for dataset, model, curve, current in [
+        ("dyck_m4", "attention_lstm", steady, True), ("dyck_m4", "lstm", oscillating, True),
+        ("dyck_m6", "attention_lstm", steady, False), ("dyck_m6", "lstm", oscillating, True),
+        ("dyck_m8", "lstm", oscillating, True),
+    ]:  # fmt: skip
+        path = write_wcpa_history(tmp_path, dataset, model, 1, curve)
+        rows.append({"experiment": "second_order_lstm", "dataset": dataset, "model": model,
+                     "seed": 1, "stage": "train", "scale": "paper", "path": str(path),
+                     "origin": "new" if current else "old", "current": current})  # fmt: skip
+    config = base_config() | {"scale": "paper"}
+    claims = check_output_claims([pd.DataFrame(), pd.DataFrame(rows)], config)
+    mine = claims[claims["output"] == "second_order_lstm_fig3_claim"].set_index(
+        claims["ordering"].str.extract(r"\((dyck_m\d)\)$")[0]
+    )
+    assert list(mine.index) == ["dyck_m4", "dyck_m6", "dyck_m8"]
+    assert mine.loc["dyck_m4", "verdict"] == "holds where testable"
+    assert "fewer epochs not testable (every run trained 6 epochs)" in mine.loc[
+        "dyck_m4", "reproduced margin"]  # fmt: skip
+    assert mine.loc["dyck_m4", "evidence"] == "one run per model (new); robust WCPA"
+    assert mine.loc["dyck_m6", "verdict"] == "mixed recipes"
+    assert mine.loc["dyck_m8", "verdict"] == "missing"
+    assert set(mine["paper"]) == {"second_order_lstm"}
+    # the LSTM faster, in fewer epochs: the claim fails
+    write_wcpa_history(tmp_path / "b", "dyck_m4", "lstm", 1, [0.95, 0.96])
+    lstm = {**rows[1], "path": str(tmp_path / "b/second_order_lstm/dyck_m4/lstm/seed1/"
+                                                  "metrics.json")}  # fmt: skip
+    claims = check_output_claims([pd.DataFrame([rows[0], lstm])], config)
+    assert claims.loc[0, "verdict"] == "fails"
+
 
 def test_an_archive_with_todays_settings_replaces_one_with_earlier_ones():
     """A model with archived runs of today's settings is read from those alone, not averaged

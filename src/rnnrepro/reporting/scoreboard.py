@@ -22,6 +22,7 @@ import pandas as pd
 from rnnrepro import makers, papers
 from rnnrepro.archive import PAPER_SETTINGS, current_runs, finished_runs, read_manifest
 from rnnrepro.papers import Output
+from rnnrepro.reporting import wcpa_claim
 from rnnrepro.reporting.accounts import account_of
 from rnnrepro.reporting.baselines import with_nats_readings
 from rnnrepro.reporting.metrics import METRIC_KIND, SETTING_KINDS, collect_metrics
@@ -53,13 +54,15 @@ class Evidence:
 
 
 def read_archive(folder: Path, config: dict | None = None) -> Evidence:
-    """An archive's finished runs (every ``metrics.json`` below it; each names its run), with
-    the machine its manifest row names (``host``) and, given the ``config``, whether it ran
-    with today's settings (``current``: ``current_runs``)."""
-    runs = collect_metrics(finished_runs(folder))
+    """An archive's finished runs (every ``metrics.json`` below it, its ``path``; each names its
+    run), with the machine its manifest row names (``host``) and, given the ``config``, whether
+    it ran with today's settings (``current``: ``current_runs``)."""
+    finished = finished_runs(folder)
+    runs = collect_metrics(finished)
     floors = read_floors(sorted(folder.glob("data/*/floor.json")))
     if runs.empty:
         return Evidence(folder.name, runs, floors)
+    runs = runs.assign(path=[str(p) for p in finished])
     identity = ["experiment", "dataset", "model", "seed"]
     manifest = pd.DataFrame(read_manifest(folder)).astype({"seed": int})
     hosts = manifest[[*identity, "host"]].drop_duplicates(identity, keep="last")
@@ -122,10 +125,7 @@ def build_scoreboard(
     """One row per paper number (``reference_rows``): the best evidence, its scale, origin,
     devices and verdict, and the notes accounting for a difference."""
     compared = reference[reference["compared"]].reset_index(drop=True)
-    archived = current_first(
-        with_metrics([e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty],
-                     compared)
-    )  # fmt: skip
+    archived = archived_runs(archives, compared)
     own_runs = with_metrics([own.runs.assign(origin=OWN)] if not own.runs.empty else [], compared)
     floors = {dataset: f for e in archives for dataset, f in e.floors.items()}
     own_table = build_table(compared, own_runs, own.floors, tolerances, own_scale)
@@ -166,6 +166,15 @@ def build_scoreboard(
     return board.sort_values("paper", key=lambda s: s.map(order), kind="stable").reset_index(
         drop=True
     )
+
+
+def archived_runs(archives: list[Evidence], reference: pd.DataFrame) -> pd.DataFrame:
+    """The archives' runs in one frame (``origin``: the archive), those of earlier settings
+    left out where today's exist (``current_first``)."""
+    return current_first(
+        with_metrics([e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty],
+                     reference)
+    )  # fmt: skip
 
 
 def current_first(runs: pd.DataFrame) -> pd.DataFrame:
@@ -253,6 +262,93 @@ def check_claims(board: pd.DataFrame, outputs: list[Output]) -> pd.DataFrame:
             )
             frames.append(checked.assign(paper=output.paper, output=output.name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def check_output_claims(sources: list[pd.DataFrame], config: dict) -> pd.DataFrame:
+    """The claims that an output of their own checks (``Claim.checked_in``), where that output's
+    maker has a check on runs here (``OUTPUT_CHECKS``), checked on runs at the papers' settings:
+    one row per dataset the output reads (in ``config``), in ``check_claims``' columns.
+    ``sources``: frames of runs with their metrics.json ``path``, ``origin`` and (archives)
+    ``current``, the best evidence first; a dataset reads the first that holds both sides."""
+    declared = papers.outputs()
+    frames = []
+    for paper in papers.KEYS:
+        for claim in papers.claims(paper):
+            output = declared.get(claim.checked_in or "")
+            if output is None or output.maker not in OUTPUT_CHECKS:
+                continue
+            datasets = sorted({run.dataset for run in output.runs.select(config)})
+            rows = OUTPUT_CHECKS[output.maker](output, claim.source, sources, datasets)
+            frames.append(pd.DataFrame(rows).assign(paper=paper, output=output.name))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def wcpa_claim_rows(
+    output: Output, source: str, sources: list[pd.DataFrame], datasets: list[str]
+) -> list[dict]:
+    """second_order_lstm's Fig. 3 claim (``rnnrepro.reporting.wcpa_claim``) per dataset on the
+    validation robust WCPA (the papers' WCPA where a history lacks it), from the histories
+    beside the runs' metrics.json; ``mixed recipes`` when one model's runs trained with
+    today's settings and the other's with earlier ones."""
+    baseline, model = output.runs.models
+    rows = []
+    for dataset in datasets:
+        runs = pd.DataFrame()
+        for frame in sources:
+            if frame.empty:
+                continue
+            mine = frame[(frame["experiment"] == output.runs.experiment)
+                         & (frame["dataset"] == dataset) & frame["model"].isin([baseline, model])
+                         & frame["scale"].isin(PAPER_SETTINGS)]  # fmt: skip
+            if set(mine["model"]) == {baseline, model}:
+                runs = mine
+                break
+        row = {
+            "ordering": f"{model} learns WCPA faster and more steadily than {baseline}, in "
+            f"fewer epochs ({dataset})",
+            "check": f"epochs to WCPA {wcpa_claim.LEARNT:g}, mean abs. change per epoch, epochs "
+            f"trained: {model} < {baseline} (validation)",
+            "paper margin": math.nan,
+            "reproduced margin": "",
+            "runs per model": 0,
+            "evidence": "",
+            "verdict": "missing",
+            "source": source,
+        }
+        rows.append(row)
+        if runs.empty:
+            continue
+        current = runs["current"] if "current" in runs else pd.Series(True, index=runs.index)
+        current = current.fillna(True).astype(bool).groupby(runs["model"]).all()
+        counts = runs["model"].value_counts()
+        row["runs per model"] = int(counts.min())
+        origins = ", ".join(sorted(set(runs["origin"])))
+        if current.nunique() > 1:
+            row |= {"verdict": "mixed recipes", "evidence": origins}
+            continue
+        histories = [Path(p).with_name("history.csv") for p in runs["path"]]
+        _, verdicts = wcpa_claim.claim_table(histories, baseline, model)
+        for metric in ("robust WCPA", "WCPA"):
+            chosen = verdicts[verdicts["metric"] == metric] if not verdicts.empty else verdicts
+            if not chosen.empty:
+                break
+        if chosen.empty:
+            continue
+        parts = chosen.iloc[0]
+        shown = [c for c in chosen.columns if c.startswith(("epochs to", "mean abs.", "epochs tr"))]
+        runs_said = "one run per model" if counts.min() == 1 else f"{counts.min()} runs per model"
+        row |= {
+            "reproduced margin": "; ".join(f"{c}: {parts[c]}" for c in shown)
+            + "; " + ", ".join(f"{p} {parts[p]}" for p in wcpa_claim.PARTS),
+            "evidence": f"{runs_said} ({origins}"
+            + ("" if current.all() else "; trained with earlier settings") + f"); {metric}",
+            "verdict": parts["claim"],
+        }  # fmt: skip
+    return rows
+
+
+# the checks on runs of the claims an output of their own checks, by that output's maker
+OUTPUT_CHECKS = {"wcpa_claim": wcpa_claim_rows}
 
 
 def mixes_recipes(ordering, table: pd.DataFrame) -> bool:

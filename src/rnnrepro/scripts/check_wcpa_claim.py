@@ -38,9 +38,13 @@ def main(argv: list[str] | None = None) -> None:
         f"validation WCPA first reaches {LEARNT:g}; the mean absolute change of validation WCPA "
         f"from one epoch to the next and the number of drops by more than {DROP:g}; epochs "
         f"trained. Each part holds for an m when {args.models[1]}'s mean over seeds is lower than "
-        f"{args.models[0]}'s "
-        "(a seed that never reaches the level counts as slower). Rows for the papers' WCPA and "
-        "for the robust WCPA (distances with enough events, `dyck.wcpa_min_events`).",
+        f"{args.models[0]}'s, by more than the seeds' noise when both have several runs (else "
+        "`within noise`); a model with fewer runs that never reach the level is the faster. A "
+        "part is `not testable` when it cannot tell the models apart: as many runs of each never "
+        "reach the level, or every run trained the same number of epochs (the budget). `claim`: "
+        "fails if a part does not hold, holds if all three do, else within noise or holds where "
+        "testable. Rows for the papers' WCPA and for the robust WCPA (distances with enough "
+        "events, `dyck.wcpa_min_events`).",
         "",
     ]
     lines += markdown_lines(verdicts) if not verdicts.empty else ["No runs of both models yet."]
