@@ -35,7 +35,7 @@ from rnnrepro.reporting.run_lines import (
     excess_lines,
     training_lines,
 )
-from rnnrepro.reporting.tables import build_table, write_table
+from rnnrepro.reporting.tables import build_table, verdict_tally, write_table
 
 REPO = Path(__file__).resolve().parents[1]
 VOCAB = ["<pad>", "<start>", "<end>", "(a", "a)", "(b", "b)"]
@@ -1186,3 +1186,18 @@ def test_how_the_runs_trained_reads_the_best_validation_of_an_epoch_validated_tw
     lines = training_lines(runs, [tmp_path / "history.csv"], {})
     row = next(line for line in lines if line.startswith("| ptb_stream |"))
     assert f"| {math.exp(4.8):.4f} ± n/a |" in row  # epoch 1's second validation, the best
+
+
+def test_verdict_tally_counts_settings_apart():
+    table = pd.DataFrame(
+        {
+            "metric": ["test_ppl", "val_ppl", "params_total", "test_ppl"],
+            "verdict": ["differs", "differs", "match", "missing"],
+        }
+    )
+    assert verdict_tally(table) == (
+        "Verdicts: differs 2, missing 1; settings checked (sized to the paper's, not results): "
+        "match 1"
+    )
+    assert verdict_tally(table.iloc[:2]) == "Verdicts: differs 2"
+    assert verdict_tally(table.iloc[2:3]).startswith("Verdicts: none; settings checked")

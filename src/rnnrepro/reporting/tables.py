@@ -24,7 +24,7 @@ from rnnrepro.reporting.baselines import (
     read_ngram,
 )
 from rnnrepro.reporting.markdown import format_spread, markdown_lines
-from rnnrepro.reporting.metrics import DECIMALS, METRIC_KIND, RELATIVE_KINDS
+from rnnrepro.reporting.metrics import DECIMALS, METRIC_KIND, RELATIVE_KINDS, SETTING_KINDS
 
 TABLE_COLUMNS = [
     "experiment",
@@ -339,6 +339,22 @@ def family_of(dataset: str) -> str:
         return dataset
 
 
+def verdict_tally(df: pd.DataFrame) -> str:
+    """The table's "Verdicts:" line: the results' verdicts, then the settings' apart (parameter
+    counts, sized to the papers' by construction: checked, never counted as results)."""
+
+    def tally(verdicts: pd.Series) -> str:
+        return ", ".join(f"{k} {v}" for k, v in verdicts.value_counts().items())
+
+    kinds = df["metric"].map(METRIC_KIND) if "metric" in df else pd.Series("", index=df.index)
+    setting = kinds.isin(SETTING_KINDS)
+    line = "Verdicts: " + (tally(df.loc[~setting, "verdict"]) or "none")
+    if setting.any():
+        line += "; settings checked (sized to the paper's, not results): "
+        line += tally(df.loc[setting, "verdict"])
+    return line
+
+
 def write_table(
     df: pd.DataFrame,
     csv_path: str | Path,
@@ -372,8 +388,7 @@ def write_table(
             f"**WARNING: {row['dataset']} / {row['model']} {row['metric']} is below the "
             f"generator floor ({row['mean']:.4f} < {row['floor']:.4f}); this indicates a bug.**  "
         )
-    counts = df["verdict"].value_counts()
-    lines += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items()), ""]
+    lines += ["", verdict_tally(df), ""]
     lines += markdown_lines(df.drop(columns=["mean", "std", "allowed"], errors="ignore"))
     lines += list(sections)
     write_text_atomic(md_path, "\n".join(lines) + "\n")
