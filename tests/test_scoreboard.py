@@ -107,7 +107,8 @@ def test_an_added_archive_adds_its_rows_and_beats_reduced_runs(tmp_path, monkeyp
 
 
 def test_the_archives_give_the_paper_scale_rows():
-    """The three archived tracks, read from their files: Dyck, fold 1 and the word block."""
+    """The archived tracks, read from their files: Dyck, fold 1 and the word block; the runs of
+    the shipped Dyck reading (dyck_literal) replace the plateau reading's (dyck_paper)."""
     board = make_board([])
     word = board[(board["paper"] == "multi_matrix") & (board["dataset"] == "ptb_word")
                  & (board["metric"] == "test_ce") & (board["model"] == "lstm")]  # fmt: skip
@@ -117,7 +118,10 @@ def test_the_archives_give_the_paper_scale_rows():
     assert len(fold1) and set(fold1["scale"]) == {"fold1"}
     assert fold1["verdict"].str.startswith("fold1-scale ").all()
     dyck = board[(board["evidence"] == "archive dyck_paper")]
-    assert set(dyck["paper"]) == {"second_order_lstm", "multi_matrix"}
+    assert set(dyck["paper"]) == {"multi_matrix"}
+    literal = board[(board["paper"] == "second_order_lstm") & (board["table"] == "Table 1")]
+    literal = literal[literal["dataset"].str.startswith("dyck_")]
+    assert len(literal) == 30 and set(literal["evidence"]) == {"archive dyck_literal"}
     assert set(board.loc[board["runs"] == 0, "scale"]) == {""}
 
 
@@ -125,9 +129,10 @@ def make_board(metrics: list[Path]) -> pd.DataFrame:
     from rnnrepro.reporting import scoreboard as sb
     from rnnrepro.reporting.paper_numbers import load_paper_numbers
 
-    archives = [sb.read_archive(f) for f in archive_folders(ARCHIVES)]
+    config = base_config()
+    archives = [sb.read_archive(f, config) for f in archive_folders(ARCHIVES)]
     reference = sb.reference_rows(load_paper_numbers(), sb.compare_outputs())
-    tolerances = base_config()["reporting"]["tolerances"]
+    tolerances = config["reporting"]["tolerances"]
     own = sb.Evidence(sb.OWN, sb.collect_metrics(metrics))
     accounts = read_accounts(ROOT / "studies", ARCHIVES)
     return sb.build_scoreboard(reference, own, "smoke", archives, tolerances, accounts)
@@ -320,3 +325,26 @@ def test_a_clone_makes_the_scoreboard_from_the_configured_archives_alone(tmp_pat
     assert word["account"].str.contains("studies/ce_readings/README.md").any()
     assert (tmp_path / "results/scoreboard.md").stat().st_size > 0
     assert (tmp_path / "results/figures/scoreboard.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_seeds_of_an_earlier_recipe_still_measure_the_noise(tmp_path):
+    """Once a run of today's settings replaces three seeds of an earlier recipe on the board, the
+    seeds' spread those measured stays the noise a one-run margin is read against."""
+    from rnnrepro.reporting import scoreboard as sb
+    from rnnrepro.reporting.paper_numbers import load_paper_numbers
+
+    reference = sb.reference_rows(load_paper_numbers(), sb.compare_outputs())
+    tolerances = base_config()["reporting"]["tolerances"]
+    ppls = {1: 88.0, 2: 90.0, 3: 92.0}
+    earlier = sb.collect_metrics([fake_run(tmp_path / f"s{s}", "paper", p, p + 1)
+                                  for s, p in ppls.items()])  # fmt: skip
+    earlier = earlier.assign(seed=list(ppls), current=False)
+    today = sb.collect_metrics([fake_run(tmp_path / "new", "paper", 80.0, 81.0)])
+    archives = [sb.Evidence("old", earlier), sb.Evidence("new", today.assign(current=True))]
+    board = sb.build_scoreboard(reference, sb.Evidence(sb.OWN, pd.DataFrame()), "smoke",
+                                archives, tolerances, {})  # fmt: skip
+    test = memory_rows(board).loc["test_ppl"]
+    assert (test["runs"], test["mean"]) == (1, 80.0)  # today's run alone on the board
+    assert "ppl" not in sb.relative_spreads(board.rename(columns={"runs": "n_seeds"}))
+    spread = sb.seed_spreads(board, archives, reference, tolerances)["ppl"]
+    assert spread == pytest.approx((2.0 / 90 + 2.0 / 91) / 2)  # the earlier seeds' std / mean

@@ -180,12 +180,41 @@ def archived_runs(archives: list[Evidence], reference: pd.DataFrame) -> pd.DataF
 def current_first(runs: pd.DataFrame) -> pd.DataFrame:
     """The archived runs, less those trained with earlier settings of a model that has runs with
     today's (``current``): a row is never the mean of two recipes."""
-    if runs.empty or "current" not in runs:
+    if runs.empty:
         return runs
+    return runs[~superseded(runs)].reset_index(drop=True)
+
+
+def superseded(runs: pd.DataFrame) -> pd.Series:
+    """Which archived runs trained with earlier settings of a model that has runs with today's
+    (``current``)."""
+    if runs.empty or "current" not in runs:
+        return pd.Series(False, index=runs.index)
     current = runs["current"].fillna(True).astype(bool)
     keys = ["experiment", "dataset", "model"]
     has_current = current.groupby([runs[k] for k in keys]).transform("any")
-    return runs[current | ~has_current].reset_index(drop=True)
+    return ~current & has_current
+
+
+def seed_spreads(
+    board: pd.DataFrame,
+    archives: list[Evidence],
+    reference: pd.DataFrame,
+    tolerances: Mapping[str, float],
+) -> dict[str, float]:
+    """Metric kind -> the seeds' relative spread that a one-run margin is read against
+    (``relative_spreads``), over the board's rows at the papers' settings and the archived runs
+    that it leaves out as of earlier settings (``superseded``), a row's runs of one recipe
+    each: seeds' spread measured under an earlier recipe is still a measurement of it."""
+    compared = reference[reference["compared"]].reset_index(drop=True)
+    runs = with_metrics([e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty],
+                        compared)  # fmt: skip
+    earlier = runs[superseded(runs)].reset_index(drop=True) if not runs.empty else runs
+    floors = {dataset: f for e in archives for dataset, f in e.floors.items()}
+    table = build_table(compared, earlier, floors, tolerances, PAPER_SCALE)
+    at_settings = board[board["scale"].isin(PAPER_SETTINGS)].rename(columns={"runs": "n_seeds"})
+    columns = ["metric", "n_seeds", "std", "mean"]
+    return relative_spreads(pd.concat([at_settings[columns], table[columns]], ignore_index=True))
 
 
 def with_metrics(frames: list[pd.DataFrame], reference: pd.DataFrame) -> pd.DataFrame:
@@ -231,12 +260,16 @@ def evidence_label(matched: pd.DataFrame, origin: str) -> str:
     return label
 
 
-def check_claims(board: pd.DataFrame, outputs: list[Output]) -> pd.DataFrame:
+def check_claims(
+    board: pd.DataFrame, outputs: list[Output], spreads: Mapping[str, float] | None = None
+) -> pd.DataFrame:
     """Every ordering a ``compare`` output declares, checked on the board's means at the papers'
-    settings (rows of a reduced scale count as missing): ``paper``, ``output`` and
+    settings (rows of a reduced scale count as missing) against the seeds' ``spreads``
+    (``seed_spreads``; default: the board's own rows): ``paper``, ``output`` and
     ``check_orderings``' columns."""
-    at_settings = board[board["scale"].isin(PAPER_SETTINGS)]
-    spreads = relative_spreads(at_settings.rename(columns={"runs": "n_seeds"}))
+    if spreads is None:
+        at_settings = board[board["scale"].isin(PAPER_SETTINGS)]
+        spreads = relative_spreads(at_settings.rename(columns={"runs": "n_seeds"}))
     frames = []
     for output in outputs:
         if not output.orderings:

@@ -48,6 +48,7 @@ from rnnrepro.reporting.scoreboard import (
     compare_outputs,
     read_archive,
     reference_rows,
+    seed_spreads,
     summary,
 )
 from rnnrepro.reporting.tables import read_floors
@@ -331,7 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     own_runs = own.runs.assign(path=args.metrics, origin=OWN) if not own.runs.empty else own.runs
     claims = pd.concat(
-        [check_claims(board, outputs),
+        [check_claims(board, outputs,
+                      seed_spreads(board, archives, reference, args.tolerances)),
          check_output_claims([own_runs if args.scale in PAPER_SETTINGS else pd.DataFrame(),
                               archived_runs(archives, reference)], config)],
         ignore_index=True,
