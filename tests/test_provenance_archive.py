@@ -130,3 +130,16 @@ def test_search_trials_are_archived_as_runs_of_their_own():
     assert ta.run_of(row | {"trial": "1"}) == first
     assert ta.run_of(row | {"trial": ""}).trial is None  # a run without a search
     assert ta.run_of(row).trial is None  # a manifest saved before the column
+
+
+def test_an_unfinished_run_validated_in_steps_is_told_in_validations():
+    """Under ``eval_every`` an epoch has several progress rows: `status` counts validations and
+    names the last one's step and epoch, not one epoch a row."""
+    rows = [{"epoch": str(e), "step": str(s), "val_loss": str(v), "batches": ""}
+            for e, s, v in ((1, 415, 5.38), (1, 830, 5.16), (2, 1245, 5.07))]  # fmt: skip
+    said = ta.progress_summary(rows)
+    assert said == (
+        "3 validation(s), the last at step 1245 in epoch 2, best val_loss 5.0700 (epoch 2)"
+    )
+    plain = [{**r, "step": ""} for r in rows[:2]]
+    assert ta.progress_summary(plain).startswith("2 epoch(s), best val_loss 5.1600 (epoch 1)")
