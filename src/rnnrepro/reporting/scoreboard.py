@@ -127,9 +127,9 @@ def build_scoreboard(
     compared = reference[reference["compared"]].reset_index(drop=True)
     archived = archived_runs(archives, compared)
     own_runs = with_metrics([own.runs.assign(origin=OWN)] if not own.runs.empty else [], compared)
-    floors = {dataset: f for e in archives for dataset, f in e.floors.items()}
     own_table = build_table(compared, own_runs, own.floors, tolerances, own_scale)
-    archive_table = build_table(compared, archived, floors, tolerances, PAPER_SCALE)
+    archive_table = build_table(compared, archived, archive_floors(archives), tolerances,
+                                PAPER_SCALE)  # fmt: skip
     rows = []
     for i, ref in compared.iterrows():
         chosen, origin = best_evidence(ref, own_table.loc[i], archive_table.loc[i], own_scale)
@@ -171,17 +171,23 @@ def build_scoreboard(
 def archived_runs(archives: list[Evidence], reference: pd.DataFrame) -> pd.DataFrame:
     """The archives' runs in one frame (``origin``: the archive), those of earlier settings
     left out where today's exist (``current_first``)."""
-    return current_first(
-        with_metrics([e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty],
-                     reference)
-    )  # fmt: skip
+    return current_first(all_archived(archives, reference))
+
+
+def all_archived(archives: list[Evidence], reference: pd.DataFrame) -> pd.DataFrame:
+    """Every archive's runs in one frame (``origin``: the archive), earlier settings included."""
+    return with_metrics([e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty],
+                        reference)  # fmt: skip
+
+
+def archive_floors(archives: list[Evidence]) -> dict[str, Mapping[str, float]]:
+    """The generator floors of every archive's Dyck splits (dataset -> split -> perplexity)."""
+    return {dataset: f for e in archives for dataset, f in e.floors.items()}
 
 
 def current_first(runs: pd.DataFrame) -> pd.DataFrame:
     """The archived runs, less those trained with earlier settings of a model that has runs with
     today's (``current``): a row is never the mean of two recipes."""
-    if runs.empty:
-        return runs
     return runs[~superseded(runs)].reset_index(drop=True)
 
 
@@ -207,11 +213,9 @@ def seed_spreads(
     that it leaves out as of earlier settings (``superseded``), a row's runs of one recipe
     each: seeds' spread measured under an earlier recipe is still a measurement of it."""
     compared = reference[reference["compared"]].reset_index(drop=True)
-    runs = with_metrics([e.runs.assign(origin=e.origin) for e in archives if not e.runs.empty],
-                        compared)  # fmt: skip
-    earlier = runs[superseded(runs)].reset_index(drop=True) if not runs.empty else runs
-    floors = {dataset: f for e in archives for dataset, f in e.floors.items()}
-    table = build_table(compared, earlier, floors, tolerances, PAPER_SCALE)
+    runs = all_archived(archives, compared)
+    earlier = runs[superseded(runs)].reset_index(drop=True)
+    table = build_table(compared, earlier, archive_floors(archives), tolerances, PAPER_SCALE)
     at_settings = board[board["scale"].isin(PAPER_SETTINGS)].rename(columns={"runs": "n_seeds"})
     columns = ["metric", "n_seeds", "std", "mean"]
     return relative_spreads(pd.concat([at_settings[columns], table[columns]], ignore_index=True))
@@ -261,15 +265,11 @@ def evidence_label(matched: pd.DataFrame, origin: str) -> str:
 
 
 def check_claims(
-    board: pd.DataFrame, outputs: list[Output], spreads: Mapping[str, float] | None = None
+    board: pd.DataFrame, outputs: list[Output], spreads: Mapping[str, float]
 ) -> pd.DataFrame:
     """Every ordering a ``compare`` output declares, checked on the board's means at the papers'
     settings (rows of a reduced scale count as missing) against the seeds' ``spreads``
-    (``seed_spreads``; default: the board's own rows): ``paper``, ``output`` and
-    ``check_orderings``' columns."""
-    if spreads is None:
-        at_settings = board[board["scale"].isin(PAPER_SETTINGS)]
-        spreads = relative_spreads(at_settings.rename(columns={"runs": "n_seeds"}))
+    (``seed_spreads``): ``paper``, ``output`` and ``check_orderings``' columns."""
     frames = []
     for output in outputs:
         if not output.orderings:

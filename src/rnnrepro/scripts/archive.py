@@ -658,11 +658,12 @@ def progress_summary(epochs: list[dict]) -> str:
     """One unfinished run's ``progress.csv`` rows in words: epochs (validations, under
     ``eval_every``: a row each), best, the epoch in progress."""
     done = [r for r in epochs if r["val_loss"]]
-    said = [f"{len(done)} epoch(s)"]
     if done and done[-1].get("step"):  # validated every N steps: rows are validations
         last = done[-1]
         said = [f"{len(done)} validation(s), the last at step {last['step']} "
                 f"in epoch {last['epoch']}"]  # fmt: skip
+    else:
+        said = [f"{len(done)} epoch(s)"]
     if done:
         best = min(done, key=lambda r: float(r["val_loss"]))
         said.append(f"best val_loss {float(best['val_loss']):.4f} (epoch {best['epoch']})")
